@@ -1,0 +1,51 @@
+// Command gojail runs untrusted code in a jail and reports exactly what
+// happened. See README.md and CONTRACT.md.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	app := &cli.App{
+		Name:            "gojail",
+		Usage:           "run untrusted code in a jail and report exactly what happened",
+		Version:         version,
+		HideVersion:     true,
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			runCommand(),
+			policyCommand(),
+			{
+				Name:  "version",
+				Usage: "print gojail's version",
+				Action: func(*cli.Context) error {
+					fmt.Println("gojail", version)
+					return nil
+				},
+			},
+		},
+		OnUsageError: usageError,
+	}
+	if err := app.Run(os.Args); err != nil {
+		if ec, ok := err.(cli.ExitCoder); ok {
+			if msg := ec.Error(); msg != "" {
+				fmt.Fprintln(os.Stderr, "gojail:", msg)
+			}
+			os.Exit(ec.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "gojail:", err)
+		os.Exit(125)
+	}
+}
+
+// usageError reports a bad flag or command with exit 125.
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return cli.Exit(err.Error()+" (see gojail --help)", 125)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
+)
+
+func policyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "show or check policies",
+		Subcommands: []*cli.Command{
+			{
+				Name:         "show",
+				Usage:        "print the effective policy as TOML (defaults filled in)",
+				ArgsUsage:    "NAME|FILE",
+				OnUsageError: usageError,
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return cli.Exit("policy show takes one preset name or file; the presets are "+strings.Join(policy.PresetNames(), ", "), 125)
+					}
+					p, err := policy.Load(c.Args().First())
+					if err != nil {
+						return cli.Exit(err.Error(), 125)
+					}
+					b, err := policy.Encode(p)
+					if err != nil {
+						return cli.Exit(err.Error(), 125)
+					}
+					_, err = os.Stdout.Write(b)
+					return err
+				},
+			},
+			{
+				Name:         "check",
+				Usage:        "validate policies; print every problem; exit 0 only if all are valid",
+				ArgsUsage:    "FILE...",
+				OnUsageError: usageError,
+				Action: func(c *cli.Context) error {
+					if c.NArg() == 0 {
+						return cli.Exit("policy check takes one or more policy files", 125)
+					}
+					bad := 0
+					for _, ref := range c.Args().Slice() {
+						p, err := policy.Load(ref)
+						if err == nil {
+							err = validate.Policy(&p)
+						}
+						if err != nil {
+							bad++
+							for _, e := range flatten(err) {
+								var de *policy.DecodeError
+								if errors.As(e, &de) {
+									fmt.Fprintln(os.Stderr, e) // names the file and line already
+								} else {
+									fmt.Fprintf(os.Stderr, "%s: %v\n", ref, e)
+								}
+							}
+							continue
+						}
+						fmt.Printf("%s: ok\n", ref)
+					}
+					if bad > 0 {
+						return cli.Exit(fmt.Sprintf("%d of %d policies have problems", bad, c.NArg()), 1)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// flatten splits a joined error into its parts.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+

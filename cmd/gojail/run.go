@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gojail/gojail/jail"
+	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run FILE, -c CODE, or -- PROGRAM in a jail",
+		ArgsUsage: "FILE [ARGS...] | -c CODE [ARGS...] | -- PROGRAM [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "policy", Usage: "a preset (" + strings.Join(policy.PresetNames(), ", ") + ") or a TOML policy file"},
+			&cli.StringFlag{Name: "c", Usage: "run `CODE` given inline (python unless --policy says otherwise)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON result object instead of the program's output"},
+			&cli.StringFlag{Name: "stdin", Usage: "the program's standard input (default: empty)", TakesFile: true},
+			&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 500ms, 2s"},
+			&cli.StringFlag{Name: "cpu-time", Usage: "CPU-time limit of the whole process tree, e.g. 1s"},
+			&cli.StringFlag{Name: "memory", Usage: "memory limit of the whole tree, e.g. 64MiB"},
+			&cli.StringFlag{Name: "pids", Usage: "most processes and threads alive at once"},
+			&cli.StringFlag{Name: "output-limit", Usage: "bytes kept of each of stdout and stderr, e.g. 64KiB"},
+			&cli.StringFlag{Name: "net", Usage: "none, loopback or host"},
+			&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)"},
+			&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"},
+		},
+		OnUsageError: func(c *cli.Context, err error, sub bool) error {
+			return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("%v (see gojail run --help)", err)), jsonWanted())
+		},
+		Action: runAction,
+	}
+}
+
+// jsonWanted tells whether --json was given, for errors found before the
+// flags could be parsed.
+func jsonWanted() bool {
+	for _, a := range os.Args[1:] {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func runAction(c *cli.Context) error {
+	p, in, err := prepare(c)
+	if err != nil {
+		return finish(c, jail.Failed(jail.StatusInvalidInput, err), c.Bool("json"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return finish(c, jail.Run(ctx, p, in), c.Bool("json"))
+}
+
+// prepare reads the policy, applies the flags and checks the input; every
+// error is the caller's to fix (invalid_input).
+func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
+	var in jail.Input
+	args := c.Args().Slice()
+	program := afterDashDash(args)
+	code, hasCode := c.String("c"), c.IsSet("c")
+
+	ref := c.String("policy")
+	switch {
+	case hasCode && program:
+		return nil, in, errors.New("-c and -- cannot be combined: give inline code or a program, not both")
+	case ref != "":
+	case hasCode:
+		ref = "python"
+	case program:
+		ref = "exec"
+	case len(args) == 0:
+		return nil, in, errors.New("nothing to run: give FILE, -c CODE, or -- PROGRAM (see gojail run --help)")
+	default:
+		name, ok := policy.PresetForFile(args[0])
+		if !ok {
+			return nil, in, fmt.Errorf("cannot tell how to run %s from its extension: pass --policy (one of %s, or a file)", args[0], strings.Join(policy.PresetNames(), ", "))
+		}
+		ref = name
+	}
+	p, err := policy.Load(ref)
+	if err != nil {
+		return nil, in, err
+	}
+	if err := applyFlags(c, &p); err != nil {
+		return nil, in, err
+	}
+	if err := validate.Policy(&p); err != nil {
+		return nil, in, err
+	}
+
+	switch {
+	case hasCode:
+		in.Code = []byte(code)
+		if err := validate.Code(in.Code, &p, "-c CODE"); err != nil {
+			return nil, in, err
+		}
+		in.Args = args
+	case program:
+		if len(args) == 0 {
+			return nil, in, errors.New("no program named after --")
+		}
+		if in.Program, err = validate.Program(args[0], &p); err != nil {
+			return nil, in, err
+		}
+		in.Args = args[1:]
+	default:
+		if len(args) == 0 {
+			return nil, in, errors.New("no FILE to run")
+		}
+		if in.Code, err = validate.File(args[0], &p); err != nil {
+			return nil, in, err
+		}
+		in.Args = args[1:]
+	}
+	if s := c.String("stdin"); s != "" {
+		if err := validate.Stdin(s); err != nil {
+			return nil, in, err
+		}
+		in.Stdin = s
+	}
+	if c.Bool("debug") {
+		in.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "gojail: "+format+"\n", a...) }
+		in.Log("policy %s", p.Name)
+	}
+	return &p, in, nil
+}
+
+// afterDashDash tells whether the positional arguments came after "--":
+// urfave/cli hides the marker, so look for it in the raw command line.
+func afterDashDash(args []string) bool {
+	raw := os.Args
+	for i, a := range raw {
+		if a == "--" {
+			return len(raw)-i-1 == len(args)
+		}
+	}
+	return false
+}
+
+// applyFlags lets the run flags override the policy; a bad value names its flag.
+func applyFlags(c *cli.Context, p *policy.Policy) error {
+	var errs []error
+	bad := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
+	dur := func(flag string, dst *policy.Duration) {
+		if c.IsSet(flag) {
+			d, err := policy.ParseDuration(c.String(flag))
+			if err != nil {
+				bad(flag, err)
+				return
+			}
+			*dst = d
+		}
+	}
+	size := func(flag string, dst *policy.Size) {
+		if c.IsSet(flag) {
+			s, err := policy.ParseSize(c.String(flag))
+			if err != nil {
+				bad(flag, err)
+				return
+			}
+			*dst = s
+		}
+	}
+	dur("timeout", &p.Limits.WallTime)
+	dur("cpu-time", &p.Limits.CPUTime)
+	size("memory", &p.Limits.Memory)
+	size("output-limit", &p.Limits.Output)
+	if c.IsSet("pids") {
+		n, err := strconv.Atoi(c.String("pids"))
+		if err != nil || n < 1 {
+			bad("pids", fmt.Errorf("%q is not a whole number of processes of at least 1", c.String("pids")))
+		} else {
+			p.Limits.Pids = n
+		}
+	}
+	if c.IsSet("net") {
+		switch m := c.String("net"); m {
+		case policy.NetNone, policy.NetLoopback, policy.NetHost:
+			p.Net.Mode = m
+		default:
+			bad("net", fmt.Errorf("%q: want none, loopback or host", m))
+		}
+	}
+	for _, kv := range c.StringSlice("env") {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			bad("env", fmt.Errorf("%q is not KEY=VALUE", kv))
+			continue
+		}
+		p.Run.Env = setEnv(p.Run.Env, k, kv)
+	}
+	return errors.Join(errs...)
+}
+
+func setEnv(env []string, key, kv string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if k, _, _ := strings.Cut(e, "="); k != key {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv)
+}
+
+// finish prints the result and exits with its code.
+func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return cli.Exit("write result: "+err.Error(), 125)
+		}
+	} else {
+		os.Stdout.WriteString(r.Stdout)
+		os.Stderr.WriteString(r.Stderr)
+		if r.StdoutTruncated || r.StderrTruncated {
+			fmt.Fprintf(os.Stderr, "gojail: output truncated (stdout %d bytes, stderr %d bytes written)\n", r.StdoutBytes, r.StderrBytes)
+		}
+		switch r.Status {
+		case jail.StatusOK, jail.StatusRuntimeError:
+		default:
+			msg := r.Error
+			if msg == "" && r.Signal != "" {
+				msg = "killed by " + r.Signal
+			}
+			fmt.Fprintf(os.Stderr, "gojail: %s: %s\n", r.Status, msg)
+		}
+	}
+	return cli.Exit("", r.ProcessExitCode())
+}

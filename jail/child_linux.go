@@ -1,0 +1,471 @@
+package jail
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The child runs between clone and execve inside a copy of this process
+// whose Go runtime must not be touched: no allocation, no locks, no calls
+// but to //go:nosplit functions, no writes of pointers (the rules at the top
+// of Go's syscall/exec_linux.go). So everything it needs is prepared by the
+// supervisor as C strings and plain numbers in a childPlan, and the setup is
+// one function of raw system calls, in order, each step named for errors.
+
+//go:linkname runtime_BeforeFork syscall.runtime_BeforeFork
+func runtime_BeforeFork()
+
+//go:linkname runtime_AfterFork syscall.runtime_AfterFork
+func runtime_AfterFork()
+
+//go:linkname runtime_AfterForkInChild syscall.runtime_AfterForkInChild
+func runtime_AfterForkInChild()
+
+// childPlan is everything the child does, prepared before the fork.
+type childPlan struct {
+	cloneFlags uintptr // CLONE_NEW* of the namespaces to create
+	syncR      int     // read end of the release pipe: the child waits here
+	syncW      int     // its write end, which the child closes
+	reportW    int     // write end of the report pipe (close-on-exec)
+	stdio      [3]int  // the program's stdin, stdout, stderr
+
+	uid, gid    uintptr // the program's user and group inside the jail
+	clearGroups bool    // drop supplementary groups (possible when started as root)
+
+	attachAt *byte      // host directory the new root is attached over before pivot_root
+	rootOpts []fsOpt    // options of the root tmpfs
+	ops      []mountOp  // building the root, in order
+	hostname []byte     // sethostname
+	loUp     bool       // bring up the loopback interface
+	ifreq    [40]byte   // struct ifreq naming "lo" with IFF_UP
+	rlimits  []rlimit   // setrlimit, applied by the jail's init and inherited
+	workdir  *byte      // the program's working directory
+	dot      *byte      // "."
+	path     *byte      // the program, as a path inside the jail
+	argv     []*byte    // NULL-terminated
+	envv     []*byte    // NULL-terminated
+	lastCap  uintptr    // highest capability number of this kernel
+	filter   *sockFprog // seccomp filter, nil for none
+}
+
+// rlimit is one resource limit, applied with prlimit64.
+type rlimit struct {
+	resource uintptr
+	cur, max uint64
+}
+
+// sockFprog is struct sock_fprog for seccomp(2).
+type sockFprog struct {
+	len    uint16
+	filter *unix.SockFilter
+}
+
+// mountAttr is struct mount_attr for mount_setattr(2).
+type mountAttr struct {
+	set, clr, propagation, usernsFd uint64
+}
+
+// capHeader and capData are the capset(2) structures, version 3.
+type capHeader struct {
+	version uint32
+	pid     int32
+}
+type capData struct {
+	effective, permitted, inheritable uint32
+}
+
+// sigaction is struct sigaction as the rt_sigaction system call takes it.
+type sigaction struct {
+	handler, flags, restorer, mask uint64
+}
+
+// forkChild clones the jail's init into new namespaces. In the parent it
+// returns the child's pid. The child never returns: it builds the jail,
+// forks the program as pid 2, and stays as pid 1 to reap and report.
+//
+//go:norace
+//go:noinline
+func forkChild(c *childPlan) (pid int, err syscall.Errno) {
+	var (
+		r1     uintptr
+		e1     syscall.Errno
+		fd     uintptr
+		fsfd   uintptr
+		rootfd uintptr
+		b      [1]byte
+		ws     uint32
+		rep    report
+		attr   mountAttr
+		hdr    capHeader
+		data   [2]capData
+		sa     sigaction
+		mask   uint64
+		i, j   int
+		step   Step
+		op     *mountOp
+	)
+
+	runtime_BeforeFork()
+	r1, _, e1 = syscall.RawSyscall6(syscall.SYS_CLONE, c.cloneFlags|uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e1 != 0 || r1 != 0 {
+		runtime_AfterFork()
+		return int(r1), e1
+	}
+
+	// ---- The child: pid 1 of the new pid namespace. ----
+	runtime_AfterForkInChild()
+
+	// Die with the supervisor: PDEATHSIG fires when the thread that cloned
+	// us exits, and the release pipe reads EOF if it died before this line.
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncW), 0, 0)
+
+	// Wait until the supervisor has written our uid/gid maps and put us in
+	// our cgroup: nothing of the jail runs before it is in its limits.
+	step = stepRelease
+	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
+	if e1 != 0 || r1 != 1 || b[0] != 'r' {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
+
+	// Become the jail's user now, keeping the user namespace's capabilities
+	// (no uid maps to 0 in it, so setresuid does not clear them): every file
+	// the setup creates then belongs to a uid that the namespace maps.
+	if c.clearGroups {
+		step = stepSetgroups
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e1 != 0 {
+			goto fail
+		}
+	}
+	step = stepSetgid
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETRESGID, c.gid, c.gid, c.gid); e1 != 0 {
+		goto fail
+	}
+	step = stepSetuid
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETRESUID, c.uid, c.uid, c.uid); e1 != 0 {
+		goto fail
+	}
+	// Not dumpable: the program cannot ptrace this init or read its
+	// /proc/1/environ, which is a copy of the supervisor's environment.
+	step = stepDumpable
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_UMASK, 0, 0, 0) // modes below are meant as written
+
+	// No mount event of ours may propagate back to the host.
+	step = stepMountPrivate
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(c.dot)), uintptr(unsafe.Pointer(&slash[0])), 0, syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); e1 != 0 {
+		goto fail
+	}
+
+	// Clone every bind source first, while the host paths are all in view
+	// (the root is attached over one of them next), and make the clones
+	// read-only, nosuid and nodev recursively, submounts included.
+	for i = range c.ops {
+		op = &c.ops[i]
+		if op.kind != opBind {
+			continue
+		}
+		step = stepOpenTree
+		fd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, atFDCWD, uintptr(unsafe.Pointer(op.src)),
+			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if e1 != 0 {
+			goto failOp
+		}
+		op.treeFd = int(fd)
+		step = stepSetattr
+		attr = mountAttr{set: op.attr}
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, fd, uintptr(unsafe.Pointer(&empty[0])),
+			unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
+			goto failOp
+		}
+	}
+
+	// The new root: a small tmpfs, nosuid and nodev, attached in our private
+	// mount namespace so that pivot_root can enter it.
+	step = stepRootFS
+	fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0)
+	if e1 != 0 {
+		goto fail
+	}
+	for j = range c.rootOpts {
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
+			uintptr(unsafe.Pointer(c.rootOpts[j].key)), uintptr(unsafe.Pointer(c.rootOpts[j].val)), 0, 0); e1 != 0 {
+			goto fail
+		}
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	rootfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	step = stepAttachRoot
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
+		atFDCWD, uintptr(unsafe.Pointer(c.attachAt)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+		goto fail
+	}
+
+	// Build the root: directories, links, files, binds and new file systems,
+	// every path relative to the root's descriptor.
+	for i = range c.ops {
+		op = &c.ops[i]
+		switch op.kind {
+		case opMkdir:
+			step = stepMkdir
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), uintptr(op.mode), 0, 0, 0); e1 != 0 {
+				goto failOp
+			}
+		case opSymlink:
+			step = stepSymlink
+			if _, _, e1 = syscall.RawSyscall(syscall.SYS_SYMLINKAT, uintptr(unsafe.Pointer(op.src)), rootfd, uintptr(unsafe.Pointer(op.path))); e1 != 0 {
+				goto failOp
+			}
+		case opFile:
+			// O_EXCL|O_NOFOLLOW: never write through a link or an existing file.
+			step = stepWriteFile
+			fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, rootfd, uintptr(unsafe.Pointer(op.path)),
+				syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uintptr(op.mode), 0, 0)
+			if e1 != 0 {
+				goto failOp
+			}
+			for j = 0; j < len(op.data); {
+				r1, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.data[j])), uintptr(len(op.data)-j))
+				if e1 == syscall.EINTR {
+					continue
+				}
+				if e1 != 0 {
+					goto failOp
+				}
+				j += int(r1)
+			}
+			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		case opBind:
+			step = stepMountPoint
+			if op.isFile {
+				fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, rootfd, uintptr(unsafe.Pointer(op.path)),
+					syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o444, 0, 0)
+				if e1 == 0 {
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				}
+			} else {
+				_, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0)
+			}
+			if e1 != 0 {
+				goto failOp
+			}
+			step = stepMoveMount
+			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, uintptr(op.treeFd), uintptr(unsafe.Pointer(&empty[0])),
+				rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+				goto failOp
+			}
+			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(op.treeFd), 0, 0)
+		case opFS:
+			step = stepFsopen
+			fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(op.src)), unix.FSOPEN_CLOEXEC, 0)
+			if e1 != 0 {
+				goto failOp
+			}
+			step = stepFsconfig
+			for j = range op.opts {
+				if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
+					uintptr(unsafe.Pointer(op.opts[j].key)), uintptr(unsafe.Pointer(op.opts[j].val)), 0, 0); e1 != 0 {
+					goto failOp
+				}
+			}
+			if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+				goto failOp
+			}
+			step = stepFsmount
+			fd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, uintptr(op.attr))
+			if e1 != 0 {
+				goto failOp
+			}
+			syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+			step = stepMountPoint
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0); e1 != 0 && e1 != syscall.EEXIST {
+				goto failOp
+			}
+			step = stepMoveMount
+			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
+				rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+				goto failOp
+			}
+			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		}
+	}
+	i = 0
+
+	// The jail's own host name (its own UTS namespace).
+	step = stepHostname
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETHOSTNAME, uintptr(unsafe.Pointer(&c.hostname[0])), uintptr(len(c.hostname)), 0); e1 != 0 {
+		goto fail
+	}
+	if c.loUp {
+		step = stepLoopback
+		fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+		if e1 != 0 {
+			goto fail
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&c.ifreq[0]))); e1 != 0 {
+			goto fail
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+
+	// Nothing may be created in / itself: make the root tmpfs read-only
+	// (not recursively: /tmp and the work directory stay writable).
+	step = stepRootReadOnly
+	attr = mountAttr{set: unix.MOUNT_ATTR_RDONLY}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(&empty[0])),
+		unix.AT_EMPTY_PATH, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
+		goto fail
+	}
+
+	// Enter the root and detach the host's: pivot_root(".", ".") stacks the
+	// old root on the new one, and the lazy unmount removes it (pivot_root(2)).
+	step = stepPivotRoot
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(c.dot)), uintptr(unsafe.Pointer(c.dot)), 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, rootfd, 0, 0)
+	step = stepChdir
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(c.workdir)), 0, 0); e1 != 0 {
+		goto fail
+	}
+
+	// Resource limits, inherited by the program and all it starts.
+	step = stepRlimit
+	for i = range c.rlimits {
+		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
+			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
+			goto failOp
+		}
+	}
+	i = 0
+
+	// A new session with no controlling terminal (TIOCSTI, CVE-2017-5226).
+	step = stepSetsid
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+
+	// The program's stdio, and every other descriptor marked close-on-exec,
+	// those leaked by our own caller included (runc CVE-2024-21626).
+	step = stepStdio
+	for i = 0; i < 3; i++ {
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(c.stdio[i]), uintptr(i), 0); e1 != 0 {
+			goto fail
+		}
+	}
+	i = 0
+	step = stepCloseFds
+	if _, _, e1 = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC); e1 != 0 {
+		goto fail
+	}
+
+	// The program runs as pid 2; this process stays as pid 1 to reap.
+	step = stepFork
+	r1, _, e1 = syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e1 != 0 {
+		goto fail
+	}
+	if r1 != 0 {
+		// ---- pid 1: close everything but the report pipe, reap orphans,
+		// and report the program's status when it ends. Returning makes the
+		// kernel kill whatever the program left running in the namespace.
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, uintptr(c.reportW-1), 0)
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.reportW+1), ^uintptr(0), 0)
+		for {
+			fd, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0)
+			if e1 == syscall.EINTR {
+				continue
+			}
+			if e1 != 0 || fd == r1 {
+				break
+			}
+		}
+		rep = report{Kind: reportExit, Status: ws}
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		for {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+	}
+
+	// ---- pid 2: the program. ----
+	syscall.RawSyscall(syscall.SYS_UMASK, 0o022, 0, 0)
+	// Default dispositions and an empty mask, whatever our caller ignored.
+	for j = 1; j < 32; j++ {
+		if j != int(syscall.SIGKILL) && j != int(syscall.SIGSTOP) {
+			syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(j), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
+		}
+	}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
+
+	// No capability survives: the bounding set, the ambient set, then all
+	// of effective, permitted and inheritable (the uid is not 0, so execve
+	// would clear most of them anyway).
+	step = stepCapBound
+	for j = 0; j <= int(c.lastCap); j++ {
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, uintptr(j), 0); e1 != 0 {
+			goto fail
+		}
+	}
+	step = stepCapAmbient
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	step = stepCapset
+	hdr = capHeader{version: unix.LINUX_CAPABILITY_VERSION_3}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e1 != 0 {
+		goto fail
+	}
+	step = stepNoNewPrivs
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	// Seccomp is the last step before execve, so that the filter need not
+	// allow anything the setup does.
+	if c.filter != nil {
+		step = stepSeccomp
+		if _, _, e1 = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(c.filter))); e1 != 0 {
+			goto fail
+		}
+	}
+	step = stepExec
+	_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(c.path)),
+		uintptr(unsafe.Pointer(&c.argv[0])), uintptr(unsafe.Pointer(&c.envv[0])))
+
+fail:
+	i = 0
+failOp:
+	rep = report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+	for {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	}
+}
+
+// Constant C strings the child uses.
+var (
+	slash     = [2]byte{'/', 0}
+	empty     = [1]byte{0}
+	tmpfsName = [6]byte{'t', 'm', 'p', 'f', 's', 0}
+)
+
+const (
+	atFDCWD    = ^uintptr(99) // AT_FDCWD, -100, as a system call argument
+	sigSetmask = 2            // SIG_SETMASK
+)

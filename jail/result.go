@@ -1,0 +1,94 @@
+package jail
+
+import (
+	"strconv"
+	"syscall"
+)
+
+// Status is the verdict of one run (see CONTRACT.md).
+type Status string
+
+const (
+	StatusOK             Status = "ok"
+	StatusRuntimeError   Status = "runtime_error"
+	StatusSignaled       Status = "signaled"
+	StatusTimeLimit      Status = "time_limit"
+	StatusMemoryLimit    Status = "memory_limit"
+	StatusOutputLimit    Status = "output_limit"
+	StatusSyscallBlocked Status = "syscall_blocked"
+	StatusInvalidInput   Status = "invalid_input"
+	StatusInternalError  Status = "internal_error"
+)
+
+// Result is what happened in one run; its JSON form is the --json output.
+type Result struct {
+	Status          Status            `json:"status"`
+	ExitCode        int               `json:"exit_code"`
+	Signal          string            `json:"signal"`
+	Stdout          string            `json:"stdout"`
+	Stderr          string            `json:"stderr"`
+	StdoutTruncated bool              `json:"stdout_truncated"`
+	StderrTruncated bool              `json:"stderr_truncated"`
+	StdoutBytes     int64             `json:"stdout_bytes"` // written by the program, kept or not
+	StderrBytes     int64             `json:"stderr_bytes"`
+	WallMs          float64           `json:"wall_ms"`
+	CPUMs           float64           `json:"cpu_ms"`
+	MemoryPeakBytes int64             `json:"memory_peak_bytes"`
+	Enforced        map[string]string `json:"enforced"`
+	Error           string            `json:"error"`
+}
+
+// Failed builds the result of a run that did not happen.
+func Failed(status Status, err error) *Result {
+	return &Result{Status: status, ExitCode: -1, Enforced: map[string]string{}, Error: err.Error()}
+}
+
+// ProcessExitCode is gojail's own exit code for this result: the program's
+// code, 128+N for a signal N, 124 for time_limit (as timeout(1)), 125 when
+// gojail failed or refused.
+func (r *Result) ProcessExitCode() int {
+	switch r.Status {
+	case StatusInvalidInput, StatusInternalError:
+		return 125
+	case StatusTimeLimit:
+		return 124
+	}
+	if r.Signal != "" {
+		if s := signalNumber(r.Signal); s > 0 {
+			return 128 + int(s)
+		}
+	}
+	if r.ExitCode < 0 {
+		return 125
+	}
+	return r.ExitCode
+}
+
+// signalNames maps signal numbers to their names (SIGKILL).
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGSTKFLT: "SIGSTKFLT",
+	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT", syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP",
+	syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU", syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU",
+	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF", syscall.SIGWINCH: "SIGWINCH",
+	syscall.SIGIO: "SIGIO", syscall.SIGPWR: "SIGPWR", syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return "SIG" + strconv.Itoa(int(s))
+}
+
+func signalNumber(name string) syscall.Signal {
+	for s, n := range signalNames {
+		if n == name {
+			return s
+		}
+	}
+	return 0
+}
+

@@ -1,0 +1,537 @@
+// Package jail runs one program in a jail: new user, pid, mount, ipc, uts,
+// cgroup and network namespaces, a fresh root on tmpfs, limits, and an exact
+// verdict. The supervisor (this file) is the parent side; the child side is
+// child_linux.go.
+package jail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/limits"
+	"github.com/gojail/gojail/policy"
+)
+
+// Input is what one run executes.
+type Input struct {
+	// Code is the submitted file, copied into the work directory and run
+	// with the policy's command. Nil when Program is set.
+	Code []byte
+	// Program is a program that exists inside the jail, run with Args (the
+	// exec preset's "--" form); a path inside the jail.
+	Program string
+	// Args follow the command.
+	Args []string
+	// Stdin is a host file read as the program's standard input; empty
+	// means an empty input (reads see EOF at once).
+	Stdin string
+	// Log, when set, is told every isolation step in plain words (--debug).
+	Log func(format string, args ...any)
+}
+
+// Run runs in in a jail under policy p, which the caller has validated, and
+// reports what happened. It always returns a result; setup failures are
+// internal_error (or invalid_input when the input itself is at fault).
+func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
+	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}}
+	if s.log == nil {
+		s.log = func(string, ...any) {}
+	}
+	defer s.closeAll()
+	res, err := s.run(ctx)
+	if err != nil {
+		status := StatusInternalError
+		var inv *invalidError
+		if errors.As(err, &inv) {
+			status = StatusInvalidInput
+		}
+		res = Failed(status, err)
+		res.Enforced = s.enforced
+	}
+	return res
+}
+
+// invalidError marks an error that is the input's fault, not gojail's.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() error { return e.err }
+
+// supervisor is the parent side of one run.
+type supervisor struct {
+	p        *policy.Policy
+	in       Input
+	log      func(string, ...any)
+	enforced map[string]string
+
+	plan    *childPlan
+	fds     []int // to close when the run ends
+	pid     int
+	pidfd   int
+	started time.Time
+
+	mu     sync.Mutex
+	killed string // why the supervisor killed the jail, first reason wins
+}
+
+// The reasons the supervisor kills a jail.
+const (
+	killWall    = "wall"
+	killOutput  = "output"
+	killContext = "context"
+)
+
+func (s *supervisor) run(ctx context.Context) (*Result, error) {
+	plan, err := s.prepare()
+	if err != nil {
+		return nil, err
+	}
+	s.plan = plan
+	stdoutR, stderrR, reportR, syncW, err := s.pipes()
+	if err != nil {
+		return nil, err
+	}
+
+	s.log("creating namespaces: %s", nsNames(plan.cloneFlags))
+	runtime.LockOSThread() // PDEATHSIG is tied to the thread that clones
+	pid, errno := forkChild(plan)
+	runtime.UnlockOSThread()
+	if errno != 0 {
+		return nil, fmt.Errorf("clone: %w%s", errno, cloneHint(errno))
+	}
+	s.pid = pid
+	s.pidfd = -1
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		s.pidfd = fd
+	}
+	// The child's ends belong to it now.
+	for _, fd := range []int{plan.syncR, plan.reportW, plan.stdio[0], plan.stdio[1], plan.stdio[2]} {
+		s.closeFd(fd)
+	}
+
+	ids := hostIDs(s.p.Run.UID, s.p.Run.GID)
+	s.log("user namespace: uid %d and gid %d inside are %d and %d on the host", ids.uidIn, ids.gidIn, ids.uidOut, ids.gidOut)
+	if err := ids.write(pid); err != nil {
+		s.abort(syncW)
+		return nil, err
+	}
+
+	// Release the child: from here on it runs the setup and the program.
+	s.started = time.Now()
+	if _, err := syscall.Write(syncW, []byte{'r'}); err != nil {
+		s.abort(syncW)
+		return nil, fmt.Errorf("release the jail: %w", err)
+	}
+	s.closeFd(syncW)
+	return s.watch(ctx, stdoutR, stderrR, reportR), nil
+}
+
+// prepare turns the policy and input into the child's plan.
+func (s *supervisor) prepare() (*childPlan, error) {
+	p := s.p
+	c := &childPlan{
+		cloneFlags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC |
+			syscall.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
+		uid:         uintptr(p.Run.UID),
+		gid:         uintptr(p.Run.GID),
+		clearGroups: os.Geteuid() == 0,
+		attachAt:    cstr("/tmp"),
+		rootOpts:    tmpfsOpts(1<<20, 1024, 0o755),
+		hostname:    []byte(p.Run.Hostname),
+		workdir:     cstr(p.Run.Workdir),
+		dot:         cstr("."),
+		lastCap:     uintptr(lastCap()),
+	}
+	switch p.Net.Mode {
+	case policy.NetNone:
+		c.cloneFlags |= syscall.CLONE_NEWNET
+		s.log("network: a new network namespace with no interface up")
+	case policy.NetLoopback:
+		c.cloneFlags |= syscall.CLONE_NEWNET
+		c.loUp = true
+		copy(c.ifreq[:], "lo")
+		*(*uint16)(unsafe.Pointer(&c.ifreq[unix.IFNAMSIZ])) = unix.IFF_UP
+		s.log("network: a new network namespace with only loopback up")
+	case policy.NetHost:
+		s.log("network: the host's network (no network namespace)")
+	}
+	s.enforced["network"] = p.Net.Mode
+
+	var code []byte
+	argv := []string{}
+	if s.in.Program != "" {
+		argv = append(argv, s.in.Program)
+	} else {
+		code = s.in.Code
+		if code == nil {
+			code = []byte{}
+		}
+		file := strings.TrimSuffix(p.Run.Workdir, "/") + "/" + p.Run.File
+		for _, a := range p.Run.Command {
+			argv = append(argv, strings.ReplaceAll(a, "{file}", file))
+		}
+	}
+	argv = append(argv, s.in.Args...)
+	c.path = cstr(argv[0])
+	c.argv = cstrv(argv)
+	c.envv = cstrv(p.Run.Env)
+	s.log("program: %q with %d environment variables, as uid %d in %s", argv, len(p.Run.Env), p.Run.UID, p.Run.Workdir)
+
+	ops, err := buildMounts(p, code)
+	if err != nil {
+		return nil, &invalidError{err}
+	}
+	c.ops = ops
+	for _, op := range ops {
+		s.log("root: %s %s", opVerb[op.kind], op.desc)
+	}
+
+	for _, rl := range limits.Rlimits(&p.Limits, false) {
+		c.rlimits = append(c.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
+		s.log("rlimit: %s = %d (hard %d)", rl.Name, rl.Cur, rl.Max)
+	}
+	s.enforced["wall_time"] = "supervisor"
+	s.enforced["cpu_time"] = "rlimit-per-process"
+	s.enforced["pids"] = "rlimit-nproc"
+	s.enforced["memory"] = "not-enforced"
+	s.enforced["output"] = "supervisor"
+	s.enforced["file_size"] = "rlimit"
+	return c, nil
+}
+
+var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount"}
+
+// pipes opens the child's stdio, the release pipe and the report pipe. The
+// child's ends are kept at 3 or above so that its dup3 onto 0-2 is safe.
+func (s *supervisor) pipes() (stdoutR, stderrR, reportR *os.File, syncW int, err error) {
+	c := s.plan
+	pair := func(what string) (r, w int, err error) {
+		var p [2]int
+		if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+			return -1, -1, fmt.Errorf("pipe for %s: %w", what, err)
+		}
+		r, w = s.keep(p[0]), s.keep(p[1])
+		return r, w, nil
+	}
+	if c.syncR, syncW, err = pair("release"); err != nil {
+		return
+	}
+	c.syncW = syncW
+	var r int
+	if r, c.reportW, err = pair("report"); err != nil {
+		return
+	}
+	reportR = os.NewFile(uintptr(r), "report")
+	if r, c.stdio[1], err = pair("stdout"); err != nil {
+		return
+	}
+	stdoutR = os.NewFile(uintptr(r), "stdout")
+	if r, c.stdio[2], err = pair("stderr"); err != nil {
+		return
+	}
+	stderrR = os.NewFile(uintptr(r), "stderr")
+	stdin := "/dev/null"
+	if s.in.Stdin != "" {
+		stdin = s.in.Stdin
+	}
+	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, nil, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
+	}
+	c.stdio[0] = s.keep(fd)
+	return
+}
+
+// keep records fd for closing and moves it to 3 or above.
+func (s *supervisor) keep(fd int) int {
+	if fd < 3 {
+		if nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
+			syscall.Close(fd)
+			fd = nfd
+		}
+	}
+	s.fds = append(s.fds, fd)
+	return fd
+}
+
+func (s *supervisor) closeFd(fd int) {
+	for i, f := range s.fds {
+		if f == fd {
+			syscall.Close(fd)
+			s.fds[i] = -1
+		}
+	}
+}
+
+func (s *supervisor) closeAll() {
+	for _, fd := range s.fds {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+	s.fds = nil
+	if s.pidfd > 0 {
+		syscall.Close(s.pidfd)
+		s.pidfd = -1
+	}
+}
+
+// abort kills a child that was never released and reaps it.
+func (s *supervisor) abort(syncW int) {
+	s.closeFd(syncW) // EOF on the release pipe: the child exits by itself
+	syscall.Kill(s.pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(s.pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// kill ends the whole jail, once, for the first reason given. Killing the
+// jail's init makes the kernel kill every process of its pid namespace.
+func (s *supervisor) kill(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killed != "" {
+		return
+	}
+	s.killed = reason
+	s.log("killing the jail: %s", reason)
+	if s.pidfd >= 0 {
+		unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+	} else {
+		syscall.Kill(s.pid, syscall.SIGKILL)
+	}
+}
+
+// watch waits for the jail to end, enforcing the wall-clock and output
+// limits, then collects its output, reports and figures into a verdict.
+func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.File) *Result {
+	l := &s.p.Limits
+	timer := time.AfterFunc(l.WallTime.Std(), func() { s.kill(killWall) })
+	defer timer.Stop()
+
+	var onOver func()
+	if l.OutputAction == policy.OutputKill {
+		onOver = func() { s.kill(killOutput) }
+	}
+	var out, errOut capture
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); out.readAll(stdoutR, int64(l.Output), onOver) }()
+	go func() { defer wg.Done(); errOut.readAll(stderrR, int64(l.Output), onOver) }()
+
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.kill(killContext)
+		case <-exited:
+		}
+	}()
+
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		if _, err := syscall.Wait4(s.pid, &ws, 0, &ru); err != syscall.EINTR {
+			break
+		}
+	}
+	wall := time.Since(s.started)
+	close(exited)
+	timer.Stop()
+	// The init has exited, so the kernel has killed every process of the
+	// jail: the pipes reach EOF.
+	wg.Wait()
+	reps := readReports(reportR)
+
+	r := &Result{
+		Stdout: string(out.buf), Stderr: string(errOut.buf),
+		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,
+		StdoutBytes: out.total, StderrBytes: errOut.total,
+		WallMs:          ms(wall),
+		CPUMs:           ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano())),
+		MemoryPeakBytes: ru.Maxrss * 1024,
+		Enforced:        s.enforced,
+		ExitCode:        -1,
+	}
+	s.mu.Lock()
+	killed := s.killed
+	s.mu.Unlock()
+	s.verdict(r, ws, reps, killed)
+	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// readReports reads the child's records until EOF.
+func readReports(f *os.File) []report {
+	var reps []report
+	var rec report
+	buf := make([]byte, unsafe.Sizeof(rec))
+	for {
+		n, err := readFull(f, buf)
+		if n < len(buf) || err != nil {
+			return reps
+		}
+		reps = append(reps, *(*report)(unsafe.Pointer(&buf[0])))
+	}
+}
+
+func readFull(f *os.File, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// verdict fills in the status, exit code and signal.
+func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []report, killed string) {
+	var exit *report
+	for i := range reps {
+		switch reps[i].Kind {
+		case reportError:
+			err := s.childError(reps[i])
+			r.Status, r.Error = StatusInternalError, "jail setup failed: "+err.Error()
+			if IsExecNotFound(err) {
+				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", goString(s.plan.path), err.Errno)
+			}
+			return
+		case reportExit:
+			exit = &reps[i]
+		}
+	}
+	l := &s.p.Limits
+	if exit == nil {
+		r.Signal = "SIGKILL"
+		switch killed {
+		case killWall:
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("wall-clock limit of %s exceeded", l.WallTime)
+		case killOutput:
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded", l.Output)
+		case killContext:
+			r.Status, r.Error = StatusInternalError, "the run was cancelled"
+		default:
+			r.Status, r.Error = StatusInternalError, fmt.Sprintf("the jail's init ended without a report (%s)", describeWait(initStatus))
+			r.Signal = ""
+		}
+		return
+	}
+	ws := syscall.WaitStatus(exit.Status)
+	switch {
+	case ws.Exited():
+		r.ExitCode = ws.ExitStatus()
+		r.Status = StatusOK
+		if r.ExitCode != 0 {
+			r.Status = StatusRuntimeError
+		}
+	case ws.Signaled():
+		sig := ws.Signal()
+		r.Signal = signalName(sig)
+		cpuLimitMs := float64(limits.CPURlimitSeconds(l.CPUTime) * 1000)
+		switch {
+		case sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && r.CPUMs >= cpuLimitMs):
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded", l.CPUTime)
+		case sig == syscall.SIGXFSZ:
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded", l.FileSize)
+		default:
+			r.Status = StatusSignaled
+		}
+	default:
+		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
+	}
+}
+
+// childError turns a report into a ChildError naming what the step worked on.
+func (s *supervisor) childError(rep report) *ChildError {
+	e := &ChildError{Step: Step(rep.Step), Index: int(rep.Index), Errno: syscall.Errno(rep.Errno)}
+	switch e.Step {
+	case stepOpenTree, stepSetattr, stepMkdir, stepSymlink, stepWriteFile, stepMountPoint, stepMoveMount, stepFsopen, stepFsconfig, stepFsmount:
+		if e.Index < len(s.plan.ops) {
+			e.Detail = s.plan.ops[e.Index].desc
+		}
+	case stepRlimit:
+		if rl := limits.Rlimits(&s.p.Limits, false); e.Index < len(rl) {
+			e.Detail = rl[e.Index].Name
+		}
+	case stepExec:
+		e.Detail = goString(s.plan.path)
+	}
+	return e
+}
+
+func describeWait(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("exit code %d", ws.ExitStatus())
+	case ws.Signaled():
+		return "killed by " + signalName(ws.Signal())
+	}
+	return fmt.Sprintf("status %#x", uint32(ws))
+}
+
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	return unix.BytePtrToString(p)
+}
+
+// nsNames lists the namespaces in clone flags, for --debug.
+func nsNames(flags uintptr) string {
+	var names []string
+	for _, ns := range []struct {
+		flag uintptr
+		name string
+	}{{syscall.CLONE_NEWUSER, "user"}, {syscall.CLONE_NEWPID, "pid"}, {syscall.CLONE_NEWNET, "net"},
+		{syscall.CLONE_NEWNS, "mount"}, {syscall.CLONE_NEWIPC, "ipc"}, {syscall.CLONE_NEWUTS, "uts"}, {unix.CLONE_NEWCGROUP, "cgroup"}} {
+		if flags&ns.flag != 0 {
+			names = append(names, ns.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func cloneHint(errno syscall.Errno) string {
+	switch errno {
+	case syscall.EPERM, syscall.ENOSPC, syscall.EUSERS:
+		return " (creating a user namespace was refused: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or an AppArmor restriction on unprivileged user namespaces)"
+	}
+	return ""
+}
+
+var (
+	lastCapOnce sync.Once
+	lastCapVal  int
+)
+
+// lastCap reads the kernel's highest capability number.
+func lastCap() int {
+	lastCapOnce.Do(func() {
+		lastCapVal = 40 // CAP_CHECKPOINT_RESTORE, Linux 5.9
+		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+			var n int
+			if _, err := fmt.Sscan(string(b), &n); err == nil && n > 0 && n < 64 {
+				lastCapVal = n
+			}
+		}
+	})
+	return lastCapVal
+}

@@ -1,0 +1,137 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Step names one step of the child's setup, so that a failure inside the
+// jail comes back to the supervisor as typed data: step, index, errno.
+type Step uint32
+
+// The child's steps, in the order it takes them (see child_linux.go).
+const (
+	stepNone Step = iota
+	stepRelease
+	stepSetgroups
+	stepSetgid
+	stepSetuid
+	stepDumpable
+	stepMountPrivate
+	stepOpenTree
+	stepSetattr
+	stepRootFS
+	stepAttachRoot
+	stepMkdir
+	stepSymlink
+	stepWriteFile
+	stepMountPoint
+	stepMoveMount
+	stepFsopen
+	stepFsconfig
+	stepFsmount
+	stepHostname
+	stepLoopback
+	stepRootReadOnly
+	stepPivotRoot
+	stepChdir
+	stepRlimit
+	stepSetsid
+	stepStdio
+	stepCloseFds
+	stepFork
+	stepCapBound
+	stepCapAmbient
+	stepCapset
+	stepNoNewPrivs
+	stepSeccomp
+	stepExec
+	stepCount
+)
+
+var stepNames = [stepCount]string{
+	stepNone:         "none",
+	stepRelease:      "wait for the supervisor",
+	stepSetgroups:    "setgroups",
+	stepSetgid:       "setresgid",
+	stepSetuid:       "setresuid",
+	stepDumpable:     "prctl(PR_SET_DUMPABLE)",
+	stepMountPrivate: "make / private",
+	stepOpenTree:     "open_tree",
+	stepSetattr:      "mount_setattr",
+	stepRootFS:       "create the root tmpfs",
+	stepAttachRoot:   "attach the new root",
+	stepMkdir:        "mkdir",
+	stepSymlink:      "symlink",
+	stepWriteFile:    "write file",
+	stepMountPoint:   "create mount point",
+	stepMoveMount:    "move_mount",
+	stepFsopen:       "fsopen",
+	stepFsconfig:     "fsconfig",
+	stepFsmount:      "fsmount",
+	stepHostname:     "sethostname",
+	stepLoopback:     "bring up lo",
+	stepRootReadOnly: "make the root read-only",
+	stepPivotRoot:    "pivot_root",
+	stepChdir:        "chdir",
+	stepRlimit:       "setrlimit",
+	stepSetsid:       "setsid",
+	stepStdio:        "dup3 stdio",
+	stepCloseFds:     "close_range",
+	stepFork:         "fork the program",
+	stepCapBound:     "drop the capability bounding set",
+	stepCapAmbient:   "clear ambient capabilities",
+	stepCapset:       "capset",
+	stepNoNewPrivs:   "prctl(PR_SET_NO_NEW_PRIVS)",
+	stepSeccomp:      "seccomp",
+	stepExec:         "execve",
+}
+
+func (s Step) String() string {
+	if s < stepCount {
+		return stepNames[s]
+	}
+	return fmt.Sprintf("step %d", uint32(s))
+}
+
+// ChildError is a failure of the jail's setup, reported by the child.
+type ChildError struct {
+	Step   Step
+	Index  int    // which mount, file or rlimit, when the step has several
+	Detail string // what the step worked on, e.g. the path
+	Errno  syscall.Errno
+}
+
+func (e *ChildError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s %s: %v", e.Step, e.Detail, e.Errno)
+	}
+	return fmt.Sprintf("%s: %v", e.Step, e.Errno)
+}
+
+// Unwrap lets errors.Is(err, unix.EPERM) see the errno.
+func (e *ChildError) Unwrap() error { return e.Errno }
+
+// IsExecNotFound reports whether err is the program missing inside the jail.
+func IsExecNotFound(err error) bool {
+	var ce *ChildError
+	return errors.As(err, &ce) && ce.Step == stepExec && (ce.Errno == syscall.ENOENT || ce.Errno == syscall.EACCES || ce.Errno == syscall.ENOEXEC)
+}
+
+// report is the record the child writes on the report pipe: a setup failure
+// (kind reportError) or, from the jail's init, the program's wait status
+// (kind reportExit). One write of 24 bytes is atomic on a pipe.
+type report struct {
+	Kind   uint32
+	Step   uint32
+	Index  uint32
+	Errno  uint32
+	Status uint32
+	_      uint32
+}
+
+const (
+	reportError = 1
+	reportExit  = 2
+)

@@ -1,0 +1,43 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// idMap is the jail's one-user map: inside id -> outside id.
+type idMap struct {
+	uidIn, uidOut int
+	gidIn, gidOut int
+	root          bool // the supervisor is root and may map any id
+}
+
+// hostIDs picks who the jail is on the host. Rootless, it can only be the
+// caller itself. As root it is nobody (65534), never root: a jail that is
+// root on the host would own every root-owned file it can reach.
+func hostIDs(uidIn, gidIn int) idMap {
+	if os.Geteuid() == 0 {
+		return idMap{uidIn, 65534, gidIn, 65534, true}
+	}
+	return idMap{uidIn, os.Geteuid(), gidIn, os.Getegid(), false}
+}
+
+// write sets the child's uid and gid maps (user_namespaces(7)). Rootless,
+// setgroups must be denied before gid_map may be written; as root it stays
+// allowed so that the child can drop root's supplementary groups.
+func (m idMap) write(pid int) error {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	if !m.root {
+		if err := os.WriteFile(dir+"setgroups", []byte("deny"), 0); err != nil {
+			return fmt.Errorf("write %ssetgroups: %w", dir, err)
+		}
+	}
+	if err := os.WriteFile(dir+"uid_map", fmt.Appendf(nil, "%d %d 1\n", m.uidIn, m.uidOut), 0); err != nil {
+		return fmt.Errorf("write %suid_map: %w (are unprivileged user namespaces enabled? see sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces)", dir, err)
+	}
+	if err := os.WriteFile(dir+"gid_map", fmt.Appendf(nil, "%d %d 1\n", m.gidIn, m.gidOut), 0); err != nil {
+		return fmt.Errorf("write %sgid_map: %w", dir, err)
+	}
+	return nil
+}

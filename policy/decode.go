@@ -1,0 +1,221 @@
+package policy
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+//go:embed presets/*.toml
+var presetFS embed.FS
+
+// PresetNames lists the built-in presets.
+func PresetNames() []string {
+	entries, _ := presetFS.ReadDir("presets")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// PresetSource returns the TOML text of a built-in preset.
+func PresetSource(name string) ([]byte, bool) {
+	b, err := presetFS.ReadFile("presets/" + name + ".toml")
+	return b, err == nil
+}
+
+// Preset returns a built-in preset with the defaults filled in.
+func Preset(name string) (Policy, error) {
+	src, ok := PresetSource(name)
+	if !ok {
+		return Policy{}, fmt.Errorf("unknown preset %q: the built-in presets are %s", name, strings.Join(PresetNames(), ", "))
+	}
+	return decode(src, name+".toml (built in)", Defaults())
+}
+
+// PresetForFile picks the preset whose extensions include FILE's extension.
+func PresetForFile(file string) (string, bool) {
+	ext := strings.ToLower(filepath.Ext(file))
+	if ext == "" {
+		return "", false
+	}
+	for _, name := range PresetNames() {
+		p, err := Preset(name)
+		if err != nil {
+			continue
+		}
+		for _, e := range p.Extensions {
+			if e == ext {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Load returns a preset when ref names one, else the policy in the file ref.
+func Load(ref string) (Policy, error) {
+	if _, ok := PresetSource(ref); ok && !strings.ContainsRune(ref, '/') {
+		return Preset(ref)
+	}
+	data, err := os.ReadFile(ref)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(ref, "/.") {
+			return Policy{}, fmt.Errorf("policy %q is neither a built-in preset (%s) nor a file", ref, strings.Join(PresetNames(), ", "))
+		}
+		return Policy{}, fmt.Errorf("read policy: %w", err)
+	}
+	return Decode(data, ref)
+}
+
+// Decode reads a policy file strictly: an unknown key or a bad value is an
+// error naming the key and its line. The policy starts from the defaults, or
+// from the preset its "base" key names.
+func Decode(data []byte, source string) (Policy, error) {
+	var head struct {
+		Base string `toml:"base"`
+	}
+	start := Defaults()
+	// A first, lenient pass reads only "base"; the strict pass follows.
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&head); err == nil && head.Base != "" {
+		base, err := Preset(head.Base)
+		if err != nil {
+			return Policy{}, &DecodeError{Source: source, Line: keyLine(data, toml.Key{"base"}), Key: "base", Msg: err.Error()}
+		}
+		start = base
+		start.Name = ""
+	}
+	p, err := decode(data, source, start)
+	if err != nil {
+		return Policy{}, err
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(source), ".toml")
+	}
+	return p, nil
+}
+
+func decode(data []byte, source string, start Policy) (Policy, error) {
+	p := start
+	// Lists replace the base's lists rather than append to them.
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return Policy{}, &DecodeError{Source: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+		}
+		return Policy{}, &DecodeError{Source: source, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	}
+	var errs []error
+	reported := map[string]bool{}
+	for _, k := range md.Undecoded() {
+		if reported[strings.Join(k[:len(k)-1], ".")] {
+			continue // inside a table already reported as unknown
+		}
+		reported[k.String()] = true
+		errs = append(errs, &DecodeError{Source: source, Line: keyLine(data, k), Key: k.String(),
+			Msg: "unknown key" + knownKeysHint(k)})
+	}
+	if len(errs) > 0 {
+		return Policy{}, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+// DecodeError is a problem in a policy file, with the line it is on.
+type DecodeError struct {
+	Source string
+	Line   int
+	Key    string
+	Msg    string
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %q", e.Key)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// knownKeysHint names the keys that are valid where k was found.
+func knownKeysHint(k toml.Key) string {
+	var sections = map[string][]string{
+		"":       {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]"},
+		"run":    {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
+		"limits": {"wall_time", "cpu_time", "memory", "pids", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
+		"fs":     {"ro", "proc"},
+		"net":    {"mode"},
+	}
+	parent := strings.Join(k[:len(k)-1], ".")
+	if keys, ok := sections[parent]; ok {
+		where := "at the top level"
+		if parent != "" {
+			where = "in [" + parent + "]"
+		}
+		return fmt.Sprintf(" (valid %s: %s)", where, strings.Join(keys, ", "))
+	}
+	return ""
+}
+
+// keyLine finds the line on which key is set or its table opens; 0 if not
+// found. It reads the file line by line, as the TOML grammar allows keys only
+// at the start of a line.
+func keyLine(data []byte, key toml.Key) int {
+	want := strings.Join(key, ".")
+	var table []string
+	for i, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if t[0] == '[' {
+			name := strings.Trim(strings.SplitN(t, "]", 2)[0], "[ ")
+			table = splitKey(name)
+			if strings.Join(table, ".") == want {
+				return i + 1
+			}
+			continue
+		}
+		eq := strings.IndexByte(t, '=')
+		if eq < 0 {
+			continue
+		}
+		full := append(append([]string{}, table...), splitKey(t[:eq])...)
+		if j := strings.Join(full, "."); j == want || strings.HasPrefix(want, j+".") || strings.HasPrefix(j, want+".") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func splitKey(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ".") {
+		out = append(out, strings.Trim(strings.TrimSpace(p), `"'`))
+	}
+	return out
+}
+
+// Encode prints the policy as TOML, every value filled in.
+func Encode(p Policy) ([]byte, error) {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,100 @@
+// Package policy holds a jail's policy as plain data: what runs, with which
+// limits, which host paths it sees and what network it gets. Policies are TOML,
+// decoded strictly; built-in presets are TOML files embedded in the binary.
+package policy
+
+// Policy is everything gojail needs to know to run one program.
+type Policy struct {
+	// Name is the preset or file the policy came from; informational.
+	Name string `toml:"name"`
+	// Base names a preset whose values this policy starts from.
+	Base string `toml:"base,omitempty"`
+	// Description says in words what the policy is for.
+	Description string `toml:"description,omitempty"`
+	// Extensions are the file extensions (".py") that pick this preset.
+	Extensions []string `toml:"extensions,omitempty"`
+
+	Run    Run    `toml:"run"`
+	Limits Limits `toml:"limits"`
+	FS     FS     `toml:"fs"`
+	Net    Net    `toml:"net"`
+}
+
+// Run says what is executed inside the jail and how.
+type Run struct {
+	// Command is the argv run for a submitted file. "{file}" is replaced by
+	// the file's path inside the jail; the user's ARGS follow.
+	Command []string `toml:"command"`
+	// File is the name the submitted file gets in the work directory.
+	File string `toml:"file"`
+	// Binary marks the submitted file as an executable (the exec preset):
+	// NUL bytes are allowed and the file is made executable.
+	Binary bool `toml:"binary"`
+	// Env is the program's whole environment, as KEY=VALUE.
+	Env []string `toml:"env"`
+	// Workdir is the writable tmpfs the file is copied into; the program's
+	// working directory.
+	Workdir string `toml:"workdir"`
+	// Hostname is the jail's host name (its own UTS namespace).
+	Hostname string `toml:"hostname"`
+	// UID and GID are the program's user and group inside the jail; never 0.
+	UID int `toml:"uid"`
+	GID int `toml:"gid"`
+}
+
+// Limits caps what one run may use.
+type Limits struct {
+	WallTime Duration `toml:"wall_time"` // wall-clock time from start to exit
+	CPUTime  Duration `toml:"cpu_time"`  // CPU time (user+system) of the whole tree
+	Memory   Size     `toml:"memory"`    // memory of the whole tree
+	Pids     int      `toml:"pids"`      // processes and threads alive at once
+	// Output is the number of bytes kept of each of stdout and stderr.
+	Output Size `toml:"output"`
+	// OutputAction is what happens past Output: "truncate" keeps the program
+	// running and drops the excess; "kill" stops it with status output_limit.
+	OutputAction string `toml:"output_action"`
+	FileSize     Size   `toml:"file_size"`  // largest file the program may write (RLIMIT_FSIZE)
+	OpenFiles    int    `toml:"open_files"` // open file descriptors per process (RLIMIT_NOFILE)
+	Stack        Size   `toml:"stack"`      // stack size per process (RLIMIT_STACK)
+	CodeSize     Size   `toml:"code_size"`  // largest submitted file
+	TmpSize      Size   `toml:"tmp_size"`   // size of the /tmp tmpfs (and of /dev/shm)
+	WorkSize     Size   `toml:"work_size"`  // size of the work directory's tmpfs
+	Inodes       int    `toml:"inodes"`     // files and directories per tmpfs
+}
+
+// FS says which host paths the jail sees.
+type FS struct {
+	// ReadOnly are host paths bound read-only at the same place in the jail.
+	// A path that is a symbolic link on the host (/bin -> usr/bin) becomes
+	// the same link in the jail.
+	ReadOnly []string `toml:"ro"`
+	// Proc is "full" for an ordinary /proc of the jail's own pid namespace,
+	// or "pid" for only the process directories (proc's subset=pid).
+	Proc string `toml:"proc"`
+}
+
+// Net says what network the jail has.
+type Net struct {
+	// Mode is "none" (a network namespace with no interface up), "loopback"
+	// (a private loopback only) or "host" (the host's network, no isolation).
+	Mode string `toml:"mode"`
+}
+
+// Output actions.
+const (
+	OutputTruncate = "truncate"
+	OutputKill     = "kill"
+)
+
+// Network modes.
+const (
+	NetNone     = "none"
+	NetLoopback = "loopback"
+	NetHost     = "host"
+)
+
+// Proc modes.
+const (
+	ProcFull = "full"
+	ProcPid  = "pid"
+)

@@ -1,0 +1,129 @@
+package validate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gojail/gojail/policy"
+)
+
+// File reads the submitted file and checks it against the policy: it must be
+// a readable regular file no larger than limits.code_size, and hold no NUL
+// byte unless the policy runs binaries.
+func File(path string, p *policy.Policy) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	// Read one byte past the limit so a file that grew meanwhile is caught too.
+	data, err := io.ReadAll(io.LimitReader(f, int64(p.Limits.CodeSize)+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	if err := Code(data, p, path); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Code checks submitted code (a file's content or -c CODE) against the policy.
+func Code(data []byte, p *policy.Policy, what string) error {
+	if int64(len(data)) > int64(p.Limits.CodeSize) {
+		return fmt.Errorf("%s is larger than limits.code_size (%s)", what, p.Limits.CodeSize)
+	}
+	if !p.Run.Binary {
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			return fmt.Errorf("%s holds a NUL byte at offset %d: the %s policy takes source text (use --policy exec for a binary)", what, i, p.Name)
+		}
+	}
+	return nil
+}
+
+// Stdin checks the file given as the program's standard input.
+func Stdin(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("--stdin %s: %w", path, unwrapPath(err))
+	}
+	if st.IsDir() {
+		return fmt.Errorf("--stdin %s is a directory", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--stdin %s: %w", path, unwrapPath(err))
+	}
+	return f.Close()
+}
+
+// Program resolves a program named after "--" to its path inside the jail:
+// an absolute path, or a name looked up in the policy's PATH. It must exist
+// and lie inside one of the policy's read-only binds (the jail sees those
+// host paths at the same place).
+func Program(name string, p *policy.Policy) (string, error) {
+	if name == "" {
+		return "", errors.New("no program named after --")
+	}
+	var candidates []string
+	if strings.ContainsRune(name, '/') {
+		if !filepath.IsAbs(name) {
+			return "", fmt.Errorf("program %q: give an absolute path or a bare name looked up in the jail's PATH", name)
+		}
+		candidates = []string{name}
+	} else {
+		for _, dir := range filepath.SplitList(envValue(p.Run.Env, "PATH")) {
+			if filepath.IsAbs(dir) {
+				candidates = append(candidates, filepath.Join(dir, name))
+			}
+		}
+	}
+	for _, c := range candidates {
+		if visible(c, p) {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("program %q is not inside the jail: it must be an executable file under one of fs.ro (%s)", name, strings.Join(p.FS.ReadOnly, ", "))
+}
+
+// visible reports whether the host file c is an executable regular file that
+// the jail sees: c lies under one of the binds as named, and what it
+// resolves to lies under one of the binds as resolved.
+func visible(c string, p *policy.Policy) bool {
+	real, err := filepath.EvalSymlinks(c)
+	if err != nil {
+		return false
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return false
+	}
+	named, resolved := false, false
+	for _, b := range p.FS.ReadOnly {
+		named = named || under(c, b)
+		if rb, err := filepath.EvalSymlinks(b); err == nil {
+			resolved = resolved || under(real, rb)
+		}
+	}
+	return named && resolved
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

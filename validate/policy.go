@@ -1,0 +1,209 @@
+// Package validate checks a policy and a submission before anything runs, and
+// reports every problem at once, each naming what it needs.
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gojail/gojail/policy"
+)
+
+// A check looks at one aspect of a policy and returns every problem it sees.
+type check func(p *policy.Policy) []error
+
+var policyChecks = []check{
+	checkCommand,
+	checkRunPaths,
+	checkIdentity,
+	checkEnv,
+	checkLimits,
+	checkFS,
+	checkNet,
+}
+
+// Policy runs every check on p, including that the host paths it binds
+// exist, and joins all problems into one error.
+func Policy(p *policy.Policy) error {
+	var errs []error
+	for _, c := range policyChecks {
+		errs = append(errs, c(p)...)
+	}
+	return errors.Join(errs...)
+}
+
+func checkCommand(p *policy.Policy) []error {
+	if len(p.Run.Command) == 0 {
+		return []error{errors.New(`run.command is empty: name the program to run, e.g. ["/usr/bin/python3", "{file}"]`)}
+	}
+	c := p.Run.Command[0]
+	if c != "{file}" && !filepath.IsAbs(c) {
+		return []error{fmt.Errorf("run.command[0] %q is not an absolute path: the jail has no PATH lookup for the interpreter", c)}
+	}
+	return nil
+}
+
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+func checkRunPaths(p *policy.Policy) []error {
+	var errs []error
+	if !fileNameRE.MatchString(p.Run.File) || p.Run.File == "." || p.Run.File == ".." {
+		errs = append(errs, fmt.Errorf("run.file %q must be a plain file name of letters, digits, '.', '_' or '-'", p.Run.File))
+	}
+	if err := jailPath("run.workdir", p.Run.Workdir); err != nil {
+		errs = append(errs, err)
+	} else if reserved(p.Run.Workdir) {
+		errs = append(errs, fmt.Errorf("run.workdir %q collides with a directory the jail builds itself (/, /proc, /dev, /tmp, /etc)", p.Run.Workdir))
+	}
+	return errs
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})$`)
+
+func checkIdentity(p *policy.Policy) []error {
+	var errs []error
+	if !hostnameRE.MatchString(p.Run.Hostname) {
+		errs = append(errs, fmt.Errorf("run.hostname %q is not a host name (letters, digits and '-', at most 63)", p.Run.Hostname))
+	}
+	if p.Run.UID <= 0 || p.Run.UID > 65533 {
+		errs = append(errs, fmt.Errorf("run.uid %d: the program's user inside the jail must be between 1 and 65533 (never root)", p.Run.UID))
+	}
+	if p.Run.GID <= 0 || p.Run.GID > 65533 {
+		errs = append(errs, fmt.Errorf("run.gid %d: the program's group inside the jail must be between 1 and 65533 (never root)", p.Run.GID))
+	}
+	return errs
+}
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func checkEnv(p *policy.Policy) []error {
+	var errs []error
+	for _, kv := range p.Run.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || !envKeyRE.MatchString(k) {
+			errs = append(errs, fmt.Errorf("run.env entry %q is not KEY=VALUE with KEY of letters, digits and '_'", kv))
+		} else if strings.ContainsRune(kv, 0) {
+			errs = append(errs, fmt.Errorf("run.env entry for %s holds a NUL byte", k))
+		}
+	}
+	return errs
+}
+
+func checkLimits(p *policy.Policy) []error {
+	l := &p.Limits
+	var errs []error
+	between := func(name string, v, lo, hi int64, unit string) {
+		if v < lo || v > hi {
+			errs = append(errs, fmt.Errorf("limits.%s is %d%s: it must be between %d and %d%s", name, v, unit, lo, hi, unit))
+		}
+	}
+	dur := func(name string, d policy.Duration, lo, hi time.Duration) {
+		if d.Std() < lo || d.Std() > hi {
+			errs = append(errs, fmt.Errorf("limits.%s is %s: it must be between %s and %s", name, d, lo, hi))
+		}
+	}
+	size := func(name string, s policy.Size, lo, hi policy.Size) {
+		if s < lo || s > hi {
+			errs = append(errs, fmt.Errorf("limits.%s is %s: it must be between %s and %s", name, s, lo, hi))
+		}
+	}
+	dur("wall_time", l.WallTime, time.Millisecond, 24*time.Hour)
+	dur("cpu_time", l.CPUTime, time.Millisecond, 24*time.Hour)
+	size("memory", l.Memory, 4<<20, 1<<40)
+	between("pids", int64(l.Pids), 1, 1<<20, "")
+	size("output", l.Output, 0, 1<<30)
+	size("file_size", l.FileSize, 0, 1<<40)
+	between("open_files", int64(l.OpenFiles), 8, 1<<20, "")
+	size("stack", l.Stack, 64<<10, 1<<30)
+	size("code_size", l.CodeSize, 1, 1<<30)
+	size("tmp_size", l.TmpSize, 4<<10, 1<<40)
+	size("work_size", l.WorkSize, 4<<10, 1<<40)
+	between("inodes", int64(l.Inodes), 16, 1<<24, "")
+	if l.OutputAction != policy.OutputTruncate && l.OutputAction != policy.OutputKill {
+		errs = append(errs, fmt.Errorf("limits.output_action %q: want %q or %q", l.OutputAction, policy.OutputTruncate, policy.OutputKill))
+	}
+	return errs
+}
+
+func checkFS(p *policy.Policy) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, src := range p.FS.ReadOnly {
+		if err := jailPath("fs.ro entry", src); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		clean := filepath.Clean(src)
+		switch {
+		case seen[clean]:
+			errs = append(errs, fmt.Errorf("fs.ro lists %s twice", clean))
+		case clean == "/":
+			errs = append(errs, errors.New("fs.ro binds /, the whole host: name the directories the program needs instead"))
+		case reserved(clean) || under(clean, "/proc") || under(clean, "/sys") || under(clean, "/dev"):
+			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /proc, /sys or /dev, or a directory the jail builds itself: host kernel interfaces are never bound", clean))
+		case under(clean, p.Run.Workdir) || under(p.Run.Workdir, clean):
+			errs = append(errs, fmt.Errorf("fs.ro entry %s overlaps the work directory %s", clean, p.Run.Workdir))
+		default:
+			if _, err := os.Lstat(clean); err != nil {
+				errs = append(errs, fmt.Errorf("fs.ro entry %s: %w (remove it from the policy or install what provides it)", clean, unwrapPath(err)))
+			}
+		}
+		seen[clean] = true
+	}
+	if p.FS.Proc != policy.ProcFull && p.FS.Proc != policy.ProcPid {
+		errs = append(errs, fmt.Errorf("fs.proc %q: want %q or %q", p.FS.Proc, policy.ProcFull, policy.ProcPid))
+	}
+	return errs
+}
+
+func checkNet(p *policy.Policy) []error {
+	switch p.Net.Mode {
+	case policy.NetNone, policy.NetLoopback, policy.NetHost:
+		return nil
+	}
+	return []error{fmt.Errorf("net.mode %q: want none, loopback or host", p.Net.Mode)}
+}
+
+// jailPath checks that a path is absolute and clean, with no "..".
+func jailPath(what, p string) error {
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("%s %q is not an absolute path", what, p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return fmt.Errorf("%s %q holds \"..\"", what, p)
+		}
+	}
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("%s %q holds a NUL byte", what, p)
+	}
+	return nil
+}
+
+// reserved reports whether p is a directory the jail builds itself.
+func reserved(p string) bool {
+	switch filepath.Clean(p) {
+	case "/", "/proc", "/dev", "/tmp", "/etc", "/sys":
+		return true
+	}
+	return false
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
