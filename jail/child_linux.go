@@ -29,6 +29,10 @@ type childPlan struct {
 	syncR      int     // read end of the release pipe: the child waits here
 	syncW      int     // its write end, which the child closes
 	reportW    int     // write end of the report pipe (close-on-exec)
+	ctlR       int     // read end of the control pipe: a byte or EOF means stop
+	ctlW       int     // its write end, the supervisor's, which the child closes
+	keepLo     int     // the lower of reportW and ctlR, which init keeps open
+	keepHi     int     // the higher
 	stdio      [3]int  // the program's stdin, stdout, stderr
 
 	uid, gid    uintptr // the program's user and group inside the jail
@@ -105,6 +109,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		i, j   int
 		step   Step
 		op     *mountOp
+		pfd    [2]unix.PollFd
+		sigbuf [128]byte
 	)
 
 	runtime_BeforeFork()
@@ -121,6 +127,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// us exits, and the release pipe reads EOF if it died before this line.
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncW), 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.ctlW), 0, 0)
 
 	// Wait until the supervisor has written our uid/gid maps and put us in
 	// our cgroup: nothing of the jail runs before it is in its limits.
@@ -356,7 +363,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	}
 	i = 0
 
-	// A new session with no controlling terminal (TIOCSTI, CVE-2017-5226).
+	// A new session with no controlling terminal (TIOCSTI, CVE-2017-5226),
+	// so that the terminal's signals never reach the jail.
 	step = stepSetsid
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
 		goto fail
@@ -377,34 +385,66 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	}
 
 	// The program runs as pid 2; this process stays as pid 1 to reap.
+	// SIGCHLD is blocked first so that the signalfd below misses no exit.
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
 	step = stepFork
 	r1, _, e1 = syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
 	if e1 != 0 {
 		goto fail
 	}
 	if r1 != 0 {
-		// ---- pid 1: close everything but the report pipe, reap orphans,
-		// and report the program's status when it ends. Returning makes the
-		// kernel kill whatever the program left running in the namespace.
-		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, uintptr(c.reportW-1), 0)
-		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.reportW+1), ^uintptr(0), 0)
+		// ---- pid 1: keep only the report and control pipes, reap every
+		// child as it ends, and when the program ends or the supervisor says
+		// stop, kill what is left and reap it too, so that the CPU time and
+		// peak memory of the whole tree reach the supervisor's wait4. (When
+		// the namespace's init simply exits, the kernel reaps the rest with
+		// SIGCHLD ignored and their usage is lost.)
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, uintptr(c.keepLo-1), 0)
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepLo+1), uintptr(c.keepHi-1), 0)
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepHi+1), ^uintptr(0), 0)
+		fd, _, e1 = syscall.RawSyscall6(syscall.SYS_SIGNALFD4, ^uintptr(0), uintptr(unsafe.Pointer(&chldMask)), 8,
+			syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0, 0)
+		rep = report{Kind: reportExit}
+		pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		pfd[1] = unix.PollFd{Fd: int32(c.ctlR), Events: unix.POLLIN}
+	wait:
 		for {
-			fd, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0)
-			if e1 == syscall.EINTR {
-				continue
+			pfd[0].Revents, pfd[1].Revents = 0, 0
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 2, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
+				break
 			}
-			if e1 != 0 || fd == r1 {
+			if pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
+				rep.Kind = reportKilled
+				break
+			}
+			for syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&sigbuf[0])), uintptr(len(sigbuf))); ; {
+				r2, _, e2 := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), syscall.WNOHANG, 0, 0, 0)
+				if e2 != 0 || r2 == 0 {
+					break
+				}
+				if r2 == r1 {
+					rep.Status = ws
+					break wait
+				}
+			}
+		}
+		syscall.RawSyscall(syscall.SYS_KILL, ^uintptr(0), uintptr(syscall.SIGKILL), 0)
+		for {
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0); e1 != syscall.EINTR && e1 != 0 {
 				break
 			}
 		}
-		rep = report{Kind: reportExit, Status: ws}
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}
 	}
 
-	// ---- pid 2: the program. ----
+	// ---- pid 2: the program, the leader of a session of its own. ----
+	step = stepSetsid
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
 	syscall.RawSyscall(syscall.SYS_UMASK, 0o022, 0, 0)
 	// Default dispositions and an empty mask, whatever our caller ignored.
 	for j = 1; j < 32; j++ {
@@ -467,5 +507,9 @@ var (
 
 const (
 	atFDCWD    = ^uintptr(99) // AT_FDCWD, -100, as a system call argument
+	sigBlock   = 0            // SIG_BLOCK
 	sigSetmask = 2            // SIG_SETMASK
 )
+
+// chldMask is the signal set holding only SIGCHLD.
+var chldMask uint64 = 1 << (syscall.SIGCHLD - 1)

@@ -91,4 +91,3 @@ func signalNumber(name string) syscall.Signal {
 	}
 	return 0
 }
-

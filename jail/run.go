@@ -80,8 +80,9 @@ type supervisor struct {
 	pidfd   int
 	started time.Time
 
-	mu     sync.Mutex
-	killed string // why the supervisor killed the jail, first reason wins
+	mu       sync.Mutex
+	killed   string      // why the supervisor killed the jail, first reason wins
+	hardKill *time.Timer // SIGKILL for an init that does not stop when asked
 }
 
 // The reasons the supervisor kills a jail.
@@ -110,12 +111,14 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("clone: %w%s", errno, cloneHint(errno))
 	}
 	s.pid = pid
-	s.pidfd = -1
-	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-		s.pidfd = fd
+	// A pidfd names the child even after it is reaped (Linux 5.3).
+	if s.pidfd, err = unix.PidfdOpen(pid, 0); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		s.reap()
+		return nil, fmt.Errorf("pidfd_open: %w", err)
 	}
 	// The child's ends belong to it now.
-	for _, fd := range []int{plan.syncR, plan.reportW, plan.stdio[0], plan.stdio[1], plan.stdio[2]} {
+	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2]} {
 		s.closeFd(fd)
 	}
 
@@ -227,6 +230,9 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR *os.File, syncW int, err
 		return
 	}
 	c.syncW = syncW
+	if c.ctlR, c.ctlW, err = pair("control"); err != nil {
+		return
+	}
 	var r int
 	if r, c.reportW, err = pair("report"); err != nil {
 		return
@@ -249,6 +255,7 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR *os.File, syncW int, err
 		return nil, nil, nil, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
 	}
 	c.stdio[0] = s.keep(fd)
+	c.keepLo, c.keepHi = min(c.reportW, c.ctlR), max(c.reportW, c.ctlR)
 	return
 }
 
@@ -282,14 +289,17 @@ func (s *supervisor) closeAll() {
 	s.fds = nil
 	if s.pidfd > 0 {
 		syscall.Close(s.pidfd)
-		s.pidfd = -1
 	}
 }
 
 // abort kills a child that was never released and reaps it.
 func (s *supervisor) abort(syncW int) {
 	s.closeFd(syncW) // EOF on the release pipe: the child exits by itself
-	syscall.Kill(s.pid, syscall.SIGKILL)
+	unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+	s.reap()
+}
+
+func (s *supervisor) reap() {
 	var ws syscall.WaitStatus
 	for {
 		if _, err := syscall.Wait4(s.pid, &ws, 0, nil); err != syscall.EINTR {
@@ -298,8 +308,10 @@ func (s *supervisor) abort(syncW int) {
 	}
 }
 
-// kill ends the whole jail, once, for the first reason given. Killing the
-// jail's init makes the kernel kill every process of its pid namespace.
+// kill ends the whole jail, once, for the first reason given. The jail's
+// init is asked first, so that it kills and reaps every process and their
+// usage is counted; if it has not ended within a second, it is killed, which
+// makes the kernel kill every process of its pid namespace.
 func (s *supervisor) kill(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -307,12 +319,12 @@ func (s *supervisor) kill(reason string) {
 		return
 	}
 	s.killed = reason
-	s.log("killing the jail: %s", reason)
-	if s.pidfd >= 0 {
+	s.log("stopping the jail: %s", reason)
+	syscall.Write(s.plan.ctlW, []byte{'k'})
+	s.hardKill = time.AfterFunc(time.Second, func() {
+		s.log("the jail's init did not stop within 1s: SIGKILL")
 		unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
-	} else {
-		syscall.Kill(s.pid, syscall.SIGKILL)
-	}
+	})
 }
 
 // watch waits for the jail to end, enforcing the wall-clock and output
@@ -351,6 +363,11 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 	wall := time.Since(s.started)
 	close(exited)
 	timer.Stop()
+	s.mu.Lock()
+	if s.hardKill != nil {
+		s.hardKill.Stop()
+	}
+	s.mu.Unlock()
 	// The init has exited, so the kernel has killed every process of the
 	// jail: the pipes reach EOF.
 	wg.Wait()

@@ -132,6 +132,7 @@ type report struct {
 }
 
 const (
-	reportError = 1
-	reportExit  = 2
+	reportError  = 1
+	reportExit   = 2 // the program ended; Status is its wait status
+	reportKilled = 3 // the supervisor asked init to stop the jail
 )

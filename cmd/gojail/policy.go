@@ -88,4 +88,3 @@ func flatten(err error) []error {
 	}
 	return []error{err}
 }
-

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gojail/gojail/jail"
+)
+
+// gojailBin is the binary under test: $GOJAIL_BIN, or one built for the run.
+var gojailBin string
+
+func TestMain(m *testing.M) {
+	gojailBin = os.Getenv("GOJAIL_BIN")
+	if gojailBin == "" {
+		dir, err := os.MkdirTemp("", "gojail-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		gojailBin = filepath.Join(dir, "gojail")
+		build := exec.Command("go", "build", "-o", gojailBin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build gojail: %v\n%s", err, out)
+			os.Exit(2)
+		}
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// outcome is one finished gojail invocation.
+type outcome struct {
+	res    jail.Result
+	exit   int
+	stdout string // raw stdout (the JSON when --json)
+	stderr string
+}
+
+// runOpts adjusts one invocation.
+type runOpts struct {
+	stdin      string
+	env        []string
+	extraFiles []*os.File
+}
+
+// gojail runs the binary with args (and --json unless told otherwise) and
+// decodes the result.
+func gojail(t *testing.T, args ...string) outcome {
+	t.Helper()
+	return gojailWith(t, runOpts{}, args...)
+}
+
+func gojailWith(t *testing.T, o runOpts, args ...string) outcome {
+	t.Helper()
+	full := append([]string{"run", "--json"}, args...)
+	cmd := exec.Command(gojailBin, full...)
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.ExtraFiles = o.extraFiles
+	if o.stdin != "" {
+		cmd.Stdin = strings.NewReader(o.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		out.exit = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("gojail %q: %v", full, err)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out.res); err != nil {
+		t.Fatalf("gojail %q: stdout is not one JSON result: %v\nstdout: %q\nstderr: %s", full, err, stdout.String(), stderr.String())
+	}
+	return out
+}
+
+// want asserts the status and gojail's exit code.
+func (o outcome) want(t *testing.T, status jail.Status, exit int) {
+	t.Helper()
+	if o.res.Status != status || o.exit != exit {
+		t.Fatalf("got status %q exit %d, want %q exit %d\nerror: %s\nstdout: %q\nstderr: %q\ngojail stderr: %s",
+			o.res.Status, o.exit, status, exit, o.res.Error, o.res.Stdout, o.res.Stderr, o.stderr)
+	}
+}
+
+// py runs Python code in the default python preset plus flags.
+func py(t *testing.T, code string, flags ...string) outcome {
+	t.Helper()
+	return gojail(t, append(flags, "-c", code)...)
+}
+
+// writeFile writes a file in a directory the jail's host user can read.
+func writeFile(t *testing.T, dir, name, text string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tempDir is a t.TempDir readable by others (the jail runs as nobody when
+// the tests run as root).
+func tempDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	return d
+}
+
+func isRoot() bool { return os.Geteuid() == 0 }
+
+// hostCounts is what a run must leave as it found: processes of the jail's
+// host users, mounts, and entries in the host's temp directory.
+type hostCounts struct {
+	procs, mounts, tmp int
+}
+
+func countHost(t *testing.T) hostCounts {
+	t.Helper()
+	var c hostCounts
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte("gojail-marker")) {
+			c.procs++
+		}
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	c.mounts = bytes.Count(mi, []byte("\n"))
+	tmp, _ := os.ReadDir(os.TempDir())
+	for _, e := range tmp {
+		if strings.HasPrefix(e.Name(), "gojail") {
+			c.tmp++
+		}
+	}
+	return c
+}
+
+// compile builds a C program for the exec preset, statically so that it
+// needs nothing from the jail.
+func compile(t *testing.T, src string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed: cannot compile the C test program (apt-get install gcc)")
+	}
+	dir := tempDir(t)
+	c := writeFile(t, dir, "prog.c", src, 0o644)
+	bin := filepath.Join(dir, "prog")
+	if out, err := exec.Command("gcc", "-O1", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func wstatusSignal(err error) syscall.Signal {
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
+}

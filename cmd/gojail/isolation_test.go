@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gojail/gojail/jail"
+)
+
+// Each test runs a real jail and asserts the exact status and the fact
+// observed inside it.
+
+func TestIsolation(t *testing.T) {
+	secret := writeFile(t, os.TempDir(), fmt.Sprintf("gojail-host-secret-%d", os.Getpid()), "host secret", 0o644)
+	defer os.Remove(secret)
+
+	tests := []struct {
+		name  string
+		code  string
+		flags []string
+		want  string // exact stdout
+	}{
+		{"program is pid 2 under an init", `import os; print(os.getpid(), os.getppid())`, nil, "2 1\n"},
+		{"uid and gid are not root", `import os; print(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())`, nil, "1000 1000 1000 []\n"},
+		{"no capabilities, bounding set empty, no new privileges",
+			`print(*[l for l in open('/proc/self/status').read().splitlines() if l.split(':')[0] in ('CapInh','CapPrm','CapEff','CapBnd','CapAmb','NoNewPrivs')], sep='\n')`, nil,
+			"CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\n"},
+		{"own hostname", `import socket; print(socket.gethostname())`, nil, "gojail\n"},
+		{"only lo is visible", `print([l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:]])`, nil, "['lo']\n"},
+		{"host 127.0.0.1 unreachable", "", nil, ""}, // filled below
+		{"host files absent", fmt.Sprintf(`import os; print(os.path.exists('/root'), os.path.exists(%q), os.path.exists('/etc/shadow'), os.path.exists('/home'))`, secret), nil, "False False False False\n"},
+		{"/usr is not writable", `
+try:
+    open('/usr/gojail-test', 'w')
+except OSError as e:
+    print(e.errno)`, nil, "30\n"},
+		{"the root is not writable", `
+try:
+    open('/gojail-test', 'w')
+except OSError as e:
+    print(e.errno)`, nil, "30\n"},
+		{"work dir and /tmp are writable", `open('/work/a','w').write('x'); open('/tmp/b','w').write('y'); print(open('/work/a').read()+open('/tmp/b').read())`, nil, "xy\n"},
+		{"no /dev/tty, own session", `import os; print(os.path.exists('/dev/tty'), os.getsid(0) == os.getpid())`, nil, "False True\n"},
+		{"minimal /dev", `import os; print(sorted(os.listdir('/dev')))`, nil, "['fd', 'full', 'null', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n"},
+		{"/proc is nosuid,nodev,noexec", `print([l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/proc'])`, nil, "['rw,nosuid,nodev,noexec,relatime']\n"},
+		{"every mount is nosuid", `print(all('nosuid' in l.split()[5] for l in open('/proc/self/mountinfo')))`, nil, "True\n"},
+		{"no /sys", `import os; print(os.path.exists('/sys'))`, nil, "False\n"},
+		{"exactly the policy's environment", `import os; print(sorted(os.environ.items()))`, nil,
+			"[('HOME', '/work'), ('LANG', 'C.UTF-8'), ('PATH', '/usr/local/bin:/usr/bin:/bin'), ('PYTHONDONTWRITEBYTECODE', '1'), ('PYTHONIOENCODING', 'utf-8'), ('TERM', 'dumb')]\n"},
+		{"init's environment (a copy of the supervisor's) is unreadable", `
+try:
+    open('/proc/1/environ').read()
+except OSError as e:
+    print(e.errno)`, nil, "13\n"},
+		{"--env adds a variable", `import os; print(os.environ['GREETING'])`, []string{"--env", "GREETING=hi there"}, "hi there\n"},
+		{"--net loopback gives a private lo", `
+import socket
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); c = socket.create_connection(s.getsockname()); print('ok')`, []string{"--net", "loopback"}, "ok\n"},
+	}
+
+	// A listener on the host's loopback that the jail must not reach.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf(`
+import socket
+try:
+    socket.create_connection(('127.0.0.1', %d), timeout=2); print('connected')
+except OSError as e:
+    print(type(e).__name__)`, port)
+	for i := range tests {
+		if tests[i].name == "host 127.0.0.1 unreachable" {
+			tests[i].code, tests[i].want = connect, "OSError\n"
+		}
+	}
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := py(t, strings.TrimSpace(tc.code)+"\n", tc.flags...)
+			o.want(t, jail.StatusOK, 0)
+			if o.res.Stdout != tc.want {
+				t.Fatalf("stdout %q, want %q (stderr %q)", o.res.Stdout, tc.want, o.res.Stderr)
+			}
+		})
+	}
+
+	// The same probe reaches the listener with --net host, and is refused by
+	// the jail's own loopback with --net loopback: the check above can fail.
+	t.Run("net host reaches the host listener", func(t *testing.T) {
+		o := py(t, connect, "--net", "host")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "connected\n" {
+			t.Fatalf("stdout %q, want connected", o.res.Stdout)
+		}
+	})
+	t.Run("net loopback does not reach the host listener", func(t *testing.T) {
+		o := py(t, connect, "--net", "loopback")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "ConnectionRefusedError\n" {
+			t.Fatalf("stdout %q, want ConnectionRefusedError", o.res.Stdout)
+		}
+	})
+}
+
+func TestLeakedFdsAreClosed(t *testing.T) {
+	f, err := os.Open("/etc/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// ExtraFiles become fds 3 and 4 of gojail, without close-on-exec.
+	o := gojailWith(t, runOpts{extraFiles: []*os.File{f, f}}, "-c", `
+import os
+# The listing's own descriptor is closed by the time exists() looks.
+print(sorted(int(x) for x in os.listdir('/proc/self/fd') if os.path.exists('/proc/self/fd/' + x)))`)
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "[0, 1, 2]\n" {
+		t.Fatalf("open fds %q, want [0, 1, 2]", o.res.Stdout)
+	}
+}
+
+func TestCallerEnvironmentInvisible(t *testing.T) {
+	o := gojailWith(t, runOpts{env: []string{"GOJAIL_TEST_SECRET=s3cr3t"}}, "-c", `
+import os
+print('GOJAIL_TEST_SECRET' in os.environ, b's3cr3t' in open('/proc/self/environ','rb').read())`)
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "False False\n" {
+		t.Fatalf("stdout %q", o.res.Stdout)
+	}
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gojail/gojail/jail"
+)
+
+func TestPresetsHelloWorld(t *testing.T) {
+	dir := tempDir(t)
+	tests := []struct {
+		file, text string
+		flags      []string
+		want       string
+	}{
+		{"hello.py", "print('hello from python')", nil, "hello from python\n"},
+		{"hello.js", "console.log('hello from node')", nil, "hello from node\n"},
+		{"hello.sh", "echo hello from $BASH_VERSION", nil, "hello from " + bashVersion(t) + "\n"},
+		{"hello.sh", "echo hello from sh; echo ${BASH_VERSION:-no bash}", []string{"--policy", "sh"}, "hello from sh\nno bash\n"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.flags, " ")+tc.file, func(t *testing.T) {
+			o := gojail(t, append(tc.flags, writeFile(t, dir, tc.file, tc.text, 0o644))...)
+			o.want(t, jail.StatusOK, 0)
+			if o.res.Stdout != tc.want {
+				t.Fatalf("stdout %q, want %q", o.res.Stdout, tc.want)
+			}
+		})
+	}
+	t.Run("exec runs a compiled binary", func(t *testing.T) {
+		bin := compile(t, `#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) { printf("hello from C, pid %d, %s\n", getpid(), argc > 1 ? argv[1] : "-"); return 0; }`)
+		o := gojail(t, "--policy", "exec", bin, "arg1")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "hello from C, pid 2, arg1\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("exec -- runs a program inside the jail", func(t *testing.T) {
+		o := gojail(t, "--", "echo", "hello", "from", "echo")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "hello from echo\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+}
+
+func TestInputs(t *testing.T) {
+	dir := tempDir(t)
+	t.Run("arguments reach the program", func(t *testing.T) {
+		o := gojail(t, writeFile(t, dir, "args.py", "import sys; print(sys.argv[1:])", 0o644), "a b", "--c")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "['a b', '--c']\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("the file is a copy in the work directory", func(t *testing.T) {
+		o := gojail(t, writeFile(t, dir, "where.py", "import os; print(os.path.abspath(__file__), os.getcwd(), os.stat(__file__).st_uid)", 0o644))
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "/work/main.py /work 1000\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("stdin is empty by default", func(t *testing.T) {
+		o := py(t, "import sys; print(repr(sys.stdin.read()))")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "''\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("--stdin FILE", func(t *testing.T) {
+		in := writeFile(t, dir, "input.txt", "3 4\n", 0o644)
+		o := py(t, "a, b = map(int, input().split()); print(a * b)", "--stdin", in)
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "12\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("the caller's stdin does not reach the jail", func(t *testing.T) {
+		o := gojailWith(t, runOpts{stdin: "from the caller"}, "-c", "import sys; print(repr(sys.stdin.read()))")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "''\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("binary output keeps the JSON valid", func(t *testing.T) {
+		o := py(t, `import sys; sys.stdout.buffer.write(b'\xff\xfe\x00ok\n')`)
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "\ufffd\ufffd\x00ok\n" || o.res.StdoutBytes != 6 {
+			t.Fatalf("stdout %q (%d bytes)", o.res.Stdout, o.res.StdoutBytes)
+		}
+	})
+}
+
+func TestStatuses(t *testing.T) {
+	tests := []struct {
+		name   string
+		code   string
+		flags  []string
+		status jail.Status
+		exit   int
+		signal string
+		errHas string
+	}{
+		{"ok", "print(1)", nil, jail.StatusOK, 0, "", ""},
+		{"runtime error keeps the exit code", "import sys; sys.exit(3)", nil, jail.StatusRuntimeError, 3, "", ""},
+		{"uncaught exception", "1/0", nil, jail.StatusRuntimeError, 1, "", ""},
+		{"killed by SIGSEGV", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", nil, jail.StatusSignaled, 128 + 11, "SIGSEGV", ""},
+		{"wall-clock limit", "import time; time.sleep(60)", []string{"--timeout", "300ms"}, jail.StatusTimeLimit, 124, "SIGKILL", "wall-clock limit of 300ms"},
+		{"blocking read on stdin ends at once", "import sys; sys.stdin.read(); print('eof')", []string{"--timeout", "2s"}, jail.StatusOK, 0, "", ""},
+		{"CPU-time limit", "while True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGXCPU", "CPU-time limit of 1s"},
+		{"CPU spin that ignores SIGXCPU", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL", "CPU-time limit of 1s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := py(t, tc.code, tc.flags...)
+			o.want(t, tc.status, tc.exit)
+			if o.res.Signal != tc.signal {
+				t.Fatalf("signal %q, want %q", o.res.Signal, tc.signal)
+			}
+			if !strings.Contains(o.res.Error, tc.errHas) {
+				t.Fatalf("error %q does not say %q", o.res.Error, tc.errHas)
+			}
+		})
+	}
+	t.Run("wall-clock limit is exact", func(t *testing.T) {
+		o := py(t, "import time; time.sleep(60)", "--timeout", "500ms")
+		o.want(t, jail.StatusTimeLimit, 124)
+		if o.res.WallMs < 500 || o.res.WallMs > 1000 {
+			t.Fatalf("wall_ms %.1f for a 500ms limit", o.res.WallMs)
+		}
+	})
+	t.Run("CPU time of a tree killed by the wall limit is counted", func(t *testing.T) {
+		o := gojail(t, "--policy", "bash", "--timeout", "1s", "--cpu-time", "10s", "-c", "while :; do :; done & while :; do :; done")
+		o.want(t, jail.StatusTimeLimit, 124)
+		if o.res.CPUMs < 500 {
+			t.Fatalf("cpu_ms %.1f after a 1s spin of two processes", o.res.CPUMs)
+		}
+	})
+	t.Run("CPU time of the spin is reported", func(t *testing.T) {
+		o := py(t, "while True: pass", "--cpu-time", "1s", "--timeout", "10s")
+		o.want(t, jail.StatusTimeLimit, 124)
+		if o.res.CPUMs < 1000 || o.res.CPUMs > 1500 {
+			t.Fatalf("cpu_ms %.1f for a 1s limit", o.res.CPUMs)
+		}
+	})
+	t.Run("without --json the program's output and exit code pass through", func(t *testing.T) {
+		cmd := exec.Command(gojailBin, "run", "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(7)")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+			t.Fatalf("exit %v, want 7", err)
+		}
+		if stdout.String() != "out\n" || stderr.String() != "err\n" {
+			t.Fatalf("stdout %q stderr %q", stdout.String(), stderr.String())
+		}
+	})
+}
+
+func TestOutputLimit(t *testing.T) {
+	t.Run("a 1 GiB flood under a 64 KiB cap is truncated and the supervisor stays small", func(t *testing.T) {
+		cmd := exec.Command(gojailBin, "run", "--json", "--output-limit", "64KiB", "--timeout", "60s", "--policy", "bash", "-c", "head -c 1073741824 /dev/zero; echo done >&2")
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("gojail: %v", err)
+		}
+		o := decode(t, stdout.String())
+		if o.Status != jail.StatusOK || !o.StdoutTruncated || o.StderrTruncated || len(o.Stdout) != 64<<10 || o.StdoutBytes != 1<<30 || o.Stderr != "done\n" {
+			t.Fatalf("status %s truncated %v/%v kept %d of %d bytes, stderr %q", o.Status, o.StdoutTruncated, o.StderrTruncated, len(o.Stdout), o.StdoutBytes, o.Stderr)
+		}
+		// ru_maxrss of gojail and its waited-for descendants: the largest of them.
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+		t.Logf("peak RSS %d MB", rss>>20)
+		if rss > 50<<20 {
+			t.Fatalf("peak RSS %d bytes over 50 MB", rss)
+		}
+	})
+	t.Run("output_action kill stops the program", func(t *testing.T) {
+		pol := writeFile(t, tempDir(t), "kill.toml", "base = \"python\"\n[limits]\noutput = \"4KiB\"\noutput_action = \"kill\"\n", 0o644)
+		o := gojail(t, "--policy", pol, "-c", "while True: print('x' * 1000)")
+		o.want(t, jail.StatusOutputLimit, 128+9)
+		if len(o.res.Stdout) != 4096 || !o.res.StdoutTruncated || !strings.Contains(o.res.Error, "output limit of 4KiB") {
+			t.Fatalf("kept %d bytes, truncated %v, error %q", len(o.res.Stdout), o.res.StdoutTruncated, o.res.Error)
+		}
+	})
+	t.Run("file size limit", func(t *testing.T) {
+		o := gojail(t, "--policy", "bash", "-c", "exec head -c 20000000 /dev/zero > /tmp/big")
+		o.want(t, jail.StatusOutputLimit, 128+25)
+		if o.res.Signal != "SIGXFSZ" || !strings.Contains(o.res.Error, "file size limit of 16MiB") {
+			t.Fatalf("signal %q error %q", o.res.Signal, o.res.Error)
+		}
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	dir := tempDir(t)
+	big := writeFile(t, dir, "big.py", "#"+strings.Repeat("x", 2<<20)+"\n", 0o644)
+	nul := writeFile(t, dir, "nul.py", "print(1)\x00\n", 0o644)
+	missingBind := writeFile(t, dir, "missing-bind.toml", "base = \"python\"\n[fs]\nro = [\"/usr\", \"/nonexistent/gojail\"]\n", 0o644)
+	badKey := writeFile(t, dir, "bad-key.toml", "base = \"python\"\n\n[limits]\nmemroy = \"1GiB\"\n", 0o644)
+	ok := writeFile(t, dir, "ok.py", "print(1)\n", 0o644)
+	tests := []struct {
+		name   string
+		args   []string
+		errHas string
+	}{
+		{"missing file", []string{filepath.Join(dir, "nope.py")}, "no such file or directory"},
+		{"a directory as file", []string{"--policy", "python", dir}, "is not a regular file"},
+		{"file over code_size", []string{big}, "larger than limits.code_size (1MiB)"},
+		{"NUL bytes in code", []string{nul}, "holds a NUL byte at offset 8"},
+		{"other control bytes are fine", []string{"-c", "print(len('\x01'))"}, ""}, // the control: not everything is refused
+		{"unknown preset", []string{"--policy", "cobol", ok}, `policy "cobol" is neither a built-in preset`},
+		{"unknown extension", []string{filepath.Join(dir, "x.rb")}, "cannot tell how to run"},
+		{"bind source that does not exist", []string{"--policy", missingBind, ok}, "fs.ro entry /nonexistent/gojail: no such file or directory"},
+		{"unknown policy key", []string{"--policy", badKey, ok}, `bad-key.toml:4: "limits.memroy": unknown key`},
+		{"bad --timeout", []string{"--timeout", "5", ok}, `--timeout: bad duration "5"`},
+		{"bad --memory", []string{"--memory", "12XB", ok}, `--memory: bad size "12XB"`},
+		{"bad --pids", []string{"--pids", "-1", ok}, `--pids: "-1" is not a whole number`},
+		{"bad --net", []string{"--net", "wifi", ok}, `--net: "wifi": want none, loopback or host`},
+		{"bad --env", []string{"--env", "NOEQUALS", ok}, `--env: "NOEQUALS" is not KEY=VALUE`},
+		{"limit out of range", []string{"--cpu-time", "0s", ok}, "limits.cpu_time is 0s: it must be between"},
+		{"unknown flag", []string{"--frobnicate", ok}, "flag provided but not defined: -frobnicate"},
+		{"missing --stdin file", []string{"--stdin", filepath.Join(dir, "none.txt"), ok}, "--stdin"},
+		{"program not in the jail", []string{"--", "/root/nothing"}, "is not inside the jail"},
+		{"nothing to run", nil, "nothing to run"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := gojail(t, tc.args...)
+			if tc.errHas == "" {
+				o.want(t, jail.StatusOK, 0)
+				if o.res.Stdout != "1\n" {
+					t.Fatalf("stdout %q", o.res.Stdout)
+				}
+				return
+			}
+			o.want(t, jail.StatusInvalidInput, 125)
+			if !strings.Contains(o.res.Error, tc.errHas) {
+				t.Fatalf("error %q does not say %q", o.res.Error, tc.errHas)
+			}
+		})
+	}
+}
+
+func TestNothingLeftBehind(t *testing.T) {
+	before := countHost(t)
+	t.Run("a daemon left running by the program is killed", func(t *testing.T) {
+		start := time.Now()
+		o := gojail(t, "--policy", "bash", "-c", "(setsid sleep 30 gojail-marker &) ; echo started")
+		o.want(t, jail.StatusOK, 0)
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the run waited for its daemon: %s", time.Since(start))
+		}
+	})
+	t.Run("gojail killed with SIGKILL takes the jail with it", func(t *testing.T) {
+		cmd := exec.Command(gojailBin, "run", "--timeout", "60s", "--policy", "bash", "-c", "sleep 30 gojail-marker; sleep 31 gojail-marker")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return countHost(t).procs > before.procs })
+		cmd.Process.Kill()
+		cmd.Wait()
+		waitFor(t, func() bool { return countHost(t).procs == before.procs })
+	})
+	t.Run("after every outcome the host is as it was", func(t *testing.T) {
+		py(t, "print(1)")
+		py(t, "import time; time.sleep(9)", "--timeout", "100ms")
+		py(t, "1/0")
+		gojail(t, "--", "/nonexistent")
+		after := countHost(t)
+		if after != before {
+			t.Fatalf("host before %+v, after %+v", before, after)
+		}
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("condition not met within 5s")
+}
+
+func decode(t *testing.T, s string) jail.Result {
+	t.Helper()
+	var r jail.Result
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("not a JSON result: %v: %q", err, s)
+	}
+	return r
+}
+
+// bashVersion is the host's bash version, which the jail's bash must report.
+func bashVersion(t *testing.T) string {
+	out, err := exec.Command("/bin/bash", "-c", "echo -n $BASH_VERSION").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
