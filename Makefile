@@ -13,7 +13,7 @@ BENCH_FILES := /usr/bin/bwrap:bubblewrap /usr/bin/hyperfine:hyperfine
 .PHONY: build deps bench-deps demo test test-unit test-rootless bench clean
 
 build:
-	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
+	$(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
 
 # Installs what is missing with apt-get when root; otherwise names the command.
 define install_missing

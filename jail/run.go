@@ -329,30 +329,70 @@ func (s *supervisor) kill(reason string) {
 
 // watch waits for the jail to end, enforcing the wall-clock and output
 // limits, then collects its output, reports and figures into a verdict.
+// It is one loop on one thread: ppoll on the output pipes and the report
+// pipe, with the wall-clock deadline as its timeout. The report pipe reaches
+// EOF when the jail's init exits, the output pipes when the last process of
+// the jail does; init kills and reaps the whole tree before it exits.
 func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.File) *Result {
 	l := &s.p.Limits
-	timer := time.AfterFunc(l.WallTime.Std(), func() { s.kill(killWall) })
-	defer timer.Stop()
-
-	var onOver func()
-	if l.OutputAction == policy.OutputKill {
-		onOver = func() { s.kill(killOutput) }
+	if ctx.Done() != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-ctx.Done():
+				s.kill(killContext)
+			case <-done:
+			}
+		}()
 	}
-	var out, errOut capture
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); out.readAll(stdoutR, int64(l.Output), onOver) }()
-	go func() { defer wg.Done(); errOut.readAll(stderrR, int64(l.Output), onOver) }()
 
-	exited := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.kill(killContext)
-		case <-exited:
+	streams := [3]stream{
+		{fd: int(stdoutR.Fd()), limit: int64(l.Output)},
+		{fd: int(stderrR.Fd()), limit: int64(l.Output)},
+		{fd: int(reportR.Fd()), limit: 1 << 16}, // a few 24-byte records
+	}
+	var pfd [3]unix.PollFd
+	chunk := make([]byte, 64<<10)
+	deadline := s.started.Add(l.WallTime.Std())
+	for open := 3; open > 0; {
+		for i := range streams {
+			pfd[i] = unix.PollFd{Fd: int32(streams[i].fd), Events: unix.POLLIN}
 		}
-	}()
-
+		var ts *unix.Timespec
+		if !s.isKilled() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				s.kill(killWall)
+				continue
+			}
+			t := unix.NsecToTimespec(left.Nanoseconds())
+			ts = &t
+		}
+		if _, err := unix.Ppoll(pfd[:], ts, nil); err != nil && err != unix.EINTR {
+			s.log("ppoll: %v", err)
+			s.kill(killContext)
+			break
+		}
+		for i := range streams {
+			st := &streams[i]
+			if st.fd < 0 || pfd[i].Revents == 0 {
+				continue
+			}
+			n, err := syscall.Read(st.fd, chunk)
+			if n > 0 {
+				if st.add(chunk[:n]) && i < 2 && l.OutputAction == policy.OutputKill {
+					s.kill(killOutput)
+				}
+				continue
+			}
+			if err == syscall.EINTR || err == syscall.EAGAIN {
+				continue
+			}
+			st.fd = -1 // EOF, or an error that ends the stream
+			open--
+		}
+	}
 	var ws syscall.WaitStatus
 	var ru syscall.Rusage
 	for {
@@ -361,18 +401,14 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 		}
 	}
 	wall := time.Since(s.started)
-	close(exited)
-	timer.Stop()
 	s.mu.Lock()
 	if s.hardKill != nil {
 		s.hardKill.Stop()
 	}
+	killed := s.killed
 	s.mu.Unlock()
-	// The init has exited, so the kernel has killed every process of the
-	// jail: the pipes reach EOF.
-	wg.Wait()
-	reps := readReports(reportR)
 
+	out, errOut := &streams[0], &streams[1]
 	r := &Result{
 		Stdout: string(out.buf), Stderr: string(errOut.buf),
 		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,
@@ -383,40 +419,27 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 		Enforced:        s.enforced,
 		ExitCode:        -1,
 	}
-	s.mu.Lock()
-	killed := s.killed
-	s.mu.Unlock()
-	s.verdict(r, ws, reps, killed)
+	s.verdict(r, ws, decodeReports(streams[2].buf), killed)
 	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
 	return r
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// readReports reads the child's records until EOF.
-func readReports(f *os.File) []report {
-	var reps []report
-	var rec report
-	buf := make([]byte, unsafe.Sizeof(rec))
-	for {
-		n, err := readFull(f, buf)
-		if n < len(buf) || err != nil {
-			return reps
-		}
-		reps = append(reps, *(*report)(unsafe.Pointer(&buf[0])))
-	}
+func (s *supervisor) isKilled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killed != ""
 }
 
-func readFull(f *os.File, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := f.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// decodeReports splits the report pipe's bytes into records.
+func decodeReports(b []byte) []report {
+	var reps []report
+	size := int(unsafe.Sizeof(report{}))
+	for ; len(b) >= size; b = b[size:] {
+		reps = append(reps, *(*report)(unsafe.Pointer(&b[0])))
 	}
-	return n, nil
+	return reps
 }
 
 // verdict fills in the status, exit code and signal.

@@ -1,3 +1,8 @@
+// No periodic re-reading of the cgroup's CPU limit: a run lasts seconds,
+// and a supervisor makes no system calls it does not need.
+//
+//go:debug updatemaxprocs=0
+
 // Command gojail runs untrusted code in a jail and reports exactly what
 // happened. See README.md and CONTRACT.md.
 package main

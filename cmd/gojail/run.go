@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -136,7 +137,10 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 		in.Stdin = s
 	}
 	if c.Bool("debug") {
-		in.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "gojail: "+format+"\n", a...) }
+		start := time.Now()
+		in.Log = func(format string, a ...any) {
+			fmt.Fprintf(os.Stderr, "gojail: %7.3fms "+format+"\n", append([]any{float64(time.Since(start).Microseconds()) / 1000}, a...)...)
+		}
 		in.Log("policy %s", p.Name)
 	}
 	return &p, in, nil

@@ -147,7 +147,9 @@ func TestStatuses(t *testing.T) {
 	t.Run("CPU time of the spin is reported", func(t *testing.T) {
 		o := py(t, "while True: pass", "--cpu-time", "1s", "--timeout", "10s")
 		o.want(t, jail.StatusTimeLimit, 124)
-		if o.res.CPUMs < 1000 || o.res.CPUMs > 1500 {
+		// RLIMIT_CPU is checked at the scheduler tick and rusage splits user
+		// and system time by sampling: allow a few ticks either side.
+		if o.res.CPUMs < 950 || o.res.CPUMs > 1500 {
 			t.Fatalf("cpu_ms %.1f for a 1s limit", o.res.CPUMs)
 		}
 	})
