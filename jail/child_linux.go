@@ -42,6 +42,7 @@ type childPlan struct {
 	rootOpts []fsOpt    // options of the root tmpfs
 	ops      []mountOp  // building the root, in order
 	hostname []byte     // sethostname
+	newNet   bool       // unshare a network namespace (not in cloneFlags: see the child)
 	loUp     bool       // bring up the loopback interface
 	ifreq    [40]byte   // struct ifreq naming "lo" with IFF_UP
 	rlimits  []rlimit   // setrlimit, applied by the jail's init and inherited
@@ -128,6 +129,27 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncW), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.ctlW), 0, 0)
+
+	// A network namespace is the costliest to create (every protocol sets
+	// up its state): do it while the supervisor writes our maps, on the
+	// other core. The user namespace's capabilities need no map.
+	if c.newNet {
+		step = stepNetns
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, syscall.CLONE_NEWNET, 0, 0); e1 != 0 {
+			goto fail
+		}
+		if c.loUp {
+			step = stepLoopback
+			fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+			if e1 != 0 {
+				goto fail
+			}
+			if _, _, e1 = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&c.ifreq[0]))); e1 != 0 {
+				goto fail
+			}
+			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		}
+	}
 
 	// Wait until the supervisor has written our uid/gid maps and put us in
 	// our cgroup: nothing of the jail runs before it is in its limits.
@@ -314,18 +336,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETHOSTNAME, uintptr(unsafe.Pointer(&c.hostname[0])), uintptr(len(c.hostname)), 0); e1 != 0 {
 		goto fail
 	}
-	if c.loUp {
-		step = stepLoopback
-		fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
-		if e1 != 0 {
-			goto fail
-		}
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&c.ifreq[0]))); e1 != 0 {
-			goto fail
-		}
-		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-	}
-
 	// Nothing may be created in / itself: make the root tmpfs read-only
 	// (not recursively: /tmp and the work directory stay writable).
 	step = stepRootReadOnly

@@ -103,7 +103,7 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
-	s.log("creating namespaces: %s", nsNames(plan.cloneFlags))
+	s.log("creating namespaces: %s", nsNames(plan.cloneFlags, plan.newNet))
 	runtime.LockOSThread() // PDEATHSIG is tied to the thread that clones
 	pid, errno := forkChild(plan)
 	runtime.UnlockOSThread()
@@ -157,10 +157,10 @@ func (s *supervisor) prepare() (*childPlan, error) {
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:
-		c.cloneFlags |= syscall.CLONE_NEWNET
+		c.newNet = true
 		s.log("network: a new network namespace with no interface up")
 	case policy.NetLoopback:
-		c.cloneFlags |= syscall.CLONE_NEWNET
+		c.newNet = true
 		c.loUp = true
 		copy(c.ifreq[:], "lo")
 		*(*uint16)(unsafe.Pointer(&c.ifreq[unix.IFNAMSIZ])) = unix.IFF_UP
@@ -535,7 +535,10 @@ func goString(p *byte) string {
 }
 
 // nsNames lists the namespaces in clone flags, for --debug.
-func nsNames(flags uintptr) string {
+func nsNames(flags uintptr, net bool) string {
+	if net {
+		flags |= syscall.CLONE_NEWNET
+	}
 	var names []string
 	for _, ns := range []struct {
 		flag uintptr

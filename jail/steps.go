@@ -13,6 +13,7 @@ type Step uint32
 // The child's steps, in the order it takes them (see child_linux.go).
 const (
 	stepNone Step = iota
+	stepNetns
 	stepRelease
 	stepSetgroups
 	stepSetgid
@@ -52,6 +53,7 @@ const (
 
 var stepNames = [stepCount]string{
 	stepNone:         "none",
+	stepNetns:        "unshare the network namespace",
 	stepRelease:      "wait for the supervisor",
 	stepSetgroups:    "setgroups",
 	stepSetgid:       "setresgid",

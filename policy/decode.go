@@ -115,7 +115,7 @@ func decode(data []byte, source string, start Policy) (Policy, error) {
 		if errors.As(err, &pe) {
 			return Policy{}, &DecodeError{Source: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 		}
-		if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		if m := regexp.MustCompile(typeErrPattern).FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			return Policy{}, &DecodeError{Source: source, Line: line, Key: m[2], Msg: m[3]}
 		}
@@ -137,9 +137,10 @@ func decode(data []byte, source string, start Policy) (Policy, error) {
 	return p, nil
 }
 
-// typeErrRE reads the decoder's type errors, which are not ParseErrors:
+// typeErrPattern reads the decoder's type errors, which are not ParseErrors:
 // toml: line 2 (last key "run.command"): incompatible types: ...
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+// (compiled only on that error path: start-up time matters to every run).
+const typeErrPattern = `^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`
 
 // DecodeError is a problem in a policy file, with the line it is on.
 type DecodeError struct {

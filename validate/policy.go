@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -48,11 +47,9 @@ func checkCommand(p *policy.Policy) []error {
 	return nil
 }
 
-var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
 func checkRunPaths(p *policy.Policy) []error {
 	var errs []error
-	if !fileNameRE.MatchString(p.Run.File) || p.Run.File == "." || p.Run.File == ".." {
+	if !onlyChars(p.Run.File, "._-", 255) || p.Run.File == "." || p.Run.File == ".." {
 		errs = append(errs, fmt.Errorf("run.file %q must be a plain file name of letters, digits, '.', '_' or '-'", p.Run.File))
 	}
 	if err := jailPath("run.workdir", p.Run.Workdir); err != nil {
@@ -63,11 +60,9 @@ func checkRunPaths(p *policy.Policy) []error {
 	return errs
 }
 
-var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62})$`)
-
 func checkIdentity(p *policy.Policy) []error {
 	var errs []error
-	if !hostnameRE.MatchString(p.Run.Hostname) {
+	if h := p.Run.Hostname; !onlyChars(h, "-", 63) || h[0] == '-' {
 		errs = append(errs, fmt.Errorf("run.hostname %q is not a host name (letters, digits and '-', at most 63)", p.Run.Hostname))
 	}
 	if p.Run.UID <= 0 || p.Run.UID > 65533 {
@@ -79,13 +74,11 @@ func checkIdentity(p *policy.Policy) []error {
 	return errs
 }
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func checkEnv(p *policy.Policy) []error {
 	var errs []error
 	for _, kv := range p.Run.Env {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || !envKeyRE.MatchString(k) {
+		if !ok || !onlyChars(k, "_", 4096) || (k[0] >= '0' && k[0] <= '9') {
 			errs = append(errs, fmt.Errorf("run.env entry %q is not KEY=VALUE with KEY of letters, digits and '_'", kv))
 		} else if strings.ContainsRune(kv, 0) {
 			errs = append(errs, fmt.Errorf("run.env entry for %s holds a NUL byte", k))
@@ -167,6 +160,20 @@ func checkNet(p *policy.Policy) []error {
 		return nil
 	}
 	return []error{fmt.Errorf("net.mode %q: want none, loopback or host", p.Net.Mode)}
+}
+
+// onlyChars reports whether s is 1 to max letters, digits and bytes of extra.
+func onlyChars(s, extra string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // jailPath checks that a path is absolute and clean, with no "..".
