@@ -25,7 +25,7 @@ func runtime_AfterForkInChild()
 
 // childPlan is everything the child does, prepared before the fork.
 type childPlan struct {
-	cloneFlags uintptr // CLONE_NEW* of the namespaces to create
+	cloneArgs  cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
 	syncR      int     // read end of the release pipe: the child waits here
 	syncW      int     // its write end, which the child closes
 	reportW    int     // write end of the report pipe (close-on-exec)
@@ -53,6 +53,11 @@ type childPlan struct {
 	envv     []*byte    // NULL-terminated
 	lastCap  uintptr    // highest capability number of this kernel
 	filter   *sockFprog // seccomp filter, nil for none
+}
+
+// cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
+type cloneArgs struct {
+	flags, pidfd, childTid, parentTid, exitSignal, stack, stackSize, tls, setTid, setTidSize, cgroup uint64
 }
 
 // rlimit is one resource limit, applied with prlimit64.
@@ -115,7 +120,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	)
 
 	runtime_BeforeFork()
-	r1, _, e1 = syscall.RawSyscall6(syscall.SYS_CLONE, c.cloneFlags|uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	r1, _, e1 = syscall.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.cloneArgs)), unsafe.Sizeof(c.cloneArgs), 0)
 	if e1 != 0 || r1 != 0 {
 		runtime_AfterFork()
 		return int(r1), e1
@@ -159,6 +164,13 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
+
+	// Our cgroup namespace is rooted where the supervisor has just put us,
+	// so that the jail sees its own cgroup as "/".
+	step = stepCgroupns
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e1 != 0 {
+		goto fail
+	}
 
 	// Become the jail's user now, keeping the user namespace's capabilities
 	// (no uid maps to 0 in it, so setresuid does not clear them): every file

@@ -75,9 +75,10 @@ type supervisor struct {
 	enforced map[string]string
 
 	plan    *childPlan
-	fds     []int // to close when the run ends
+	fds     []int         // to close when the run ends
+	cg      limits.Cgroup // nil when no cgroup could be used
 	pid     int
-	pidfd   int
+	pidfd   int32 // set by clone3 (CLONE_PIDFD)
 	started time.Time
 
 	mu       sync.Mutex
@@ -88,6 +89,7 @@ type supervisor struct {
 // The reasons the supervisor kills a jail.
 const (
 	killWall    = "wall"
+	killCPU     = "cpu"
 	killOutput  = "output"
 	killContext = "context"
 )
@@ -103,23 +105,34 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
-	s.log("creating namespaces: %s", nsNames(plan.cloneFlags, plan.newNet))
+	if err := s.cgroup(); err != nil {
+		return nil, err
+	}
+	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
+	if s.cg != nil && s.cg.IntoFd() >= 0 {
+		// The child starts inside its cgroup (Linux 5.7).
+		plan.cloneArgs.flags |= unix.CLONE_INTO_CGROUP
+		plan.cloneArgs.cgroup = uint64(s.cg.IntoFd())
+	}
+
+	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags, plan.newNet))
 	runtime.LockOSThread() // PDEATHSIG is tied to the thread that clones
 	pid, errno := forkChild(plan)
 	runtime.UnlockOSThread()
+	runtime.KeepAlive(plan)
 	if errno != 0 {
-		return nil, fmt.Errorf("clone: %w%s", errno, cloneHint(errno))
+		return nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 	}
 	s.pid = pid
-	// A pidfd names the child even after it is reaped (Linux 5.3).
-	if s.pidfd, err = unix.PidfdOpen(pid, 0); err != nil {
-		syscall.Kill(pid, syscall.SIGKILL)
-		s.reap()
-		return nil, fmt.Errorf("pidfd_open: %w", err)
-	}
 	// The child's ends belong to it now.
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2]} {
 		s.closeFd(fd)
+	}
+	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
+		if err := s.cg.Enter(pid); err != nil {
+			s.abort(syncW)
+			return nil, fmt.Errorf("put the jail in its cgroup: %w", err)
+		}
 	}
 
 	ids := hostIDs(s.p.Run.UID, s.p.Run.GID)
@@ -143,8 +156,13 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 func (s *supervisor) prepare() (*childPlan, error) {
 	p := s.p
 	c := &childPlan{
-		cloneFlags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC |
-			syscall.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
+		// The network namespace is unshared by the child, the cgroup
+		// namespace once it is in its cgroup (see child_linux.go).
+		cloneArgs: cloneArgs{
+			flags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC |
+				syscall.CLONE_NEWUTS | unix.CLONE_PIDFD,
+			exitSignal: uint64(syscall.SIGCHLD),
+		},
 		uid:         uintptr(p.Run.UID),
 		gid:         uintptr(p.Run.GID),
 		clearGroups: os.Geteuid() == 0,
@@ -199,17 +217,55 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		s.log("root: %s %s", opVerb[op.kind], op.desc)
 	}
 
-	for _, rl := range limits.Rlimits(&p.Limits, false) {
-		c.rlimits = append(c.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
-		s.log("rlimit: %s = %d (hard %d)", rl.Name, rl.Cur, rl.Max)
-	}
 	s.enforced["wall_time"] = "supervisor"
-	s.enforced["cpu_time"] = "rlimit-per-process"
-	s.enforced["pids"] = "rlimit-nproc"
-	s.enforced["memory"] = "not-enforced"
 	s.enforced["output"] = "supervisor"
 	s.enforced["file_size"] = "rlimit"
 	return c, nil
+}
+
+// cgroup creates the run's cgroup and chooses the rlimits. Without a
+// usable cgroup it falls back to rlimits and says in "enforced" what is
+// weaker, and in --debug why.
+func (s *supervisor) cgroup() error {
+	l := &s.p.Limits
+	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids + 1, CPUs: l.CPUs}) // +1: the jail's init
+	var no *limits.ErrNoCgroup
+	switch {
+	case err == nil:
+		s.cg = cg
+		m := cg.Mechanism()
+		s.log("%s: memory %s (swap off), %d processes (+1 for init)%s", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
+		s.enforced["memory"], s.enforced["pids"], s.enforced["cpu_time"] = m, m, m+"+rlimit"
+		if l.CPUs > 0 {
+			s.enforced["cpus"] = m
+		}
+	case errors.As(err, &no):
+		s.log("no cgroup, falling back to rlimits: %s", no.Reason)
+		s.enforced["pids"] = "rlimit-nproc"
+		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process may use the limit)"
+		s.enforced["memory"] = "rlimit-as (no cgroup: caps each process's address space, not the tree's memory)"
+		if !l.RlimitAS {
+			s.enforced["memory"] = "none (no cgroup, and this policy turns the address-space rlimit off)"
+		}
+		if l.CPUs > 0 {
+			s.enforced["cpus"] = "none (no cgroup)"
+		}
+	default:
+		return err
+	}
+	rls := limits.Rlimits(l, s.cg != nil)
+	for _, rl := range rls {
+		s.plan.rlimits = append(s.plan.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
+		s.log("rlimit: %s = %d (hard %d)", rl.Name, rl.Cur, rl.Max)
+	}
+	return nil
+}
+
+func cpuQuota(cpus float64) string {
+	if cpus == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", a quota of %g CPUs", cpus)
 }
 
 var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount"}
@@ -288,14 +344,19 @@ func (s *supervisor) closeAll() {
 	}
 	s.fds = nil
 	if s.pidfd > 0 {
-		syscall.Close(s.pidfd)
+		syscall.Close(int(s.pidfd))
+	}
+	if s.cg != nil {
+		if err := s.cg.Remove(); err != nil {
+			s.log("%v", err)
+		}
 	}
 }
 
 // abort kills a child that was never released and reaps it.
 func (s *supervisor) abort(syncW int) {
 	s.closeFd(syncW) // EOF on the release pipe: the child exits by itself
-	unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+	unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)
 	s.reap()
 }
 
@@ -323,7 +384,10 @@ func (s *supervisor) kill(reason string) {
 	syscall.Write(s.plan.ctlW, []byte{'k'})
 	s.hardKill = time.AfterFunc(time.Second, func() {
 		s.log("the jail's init did not stop within 1s: SIGKILL")
-		unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+		unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)
+		if s.cg != nil {
+			s.cg.Kill()
+		}
 	})
 }
 
@@ -355,18 +419,31 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 	var pfd [3]unix.PollFd
 	chunk := make([]byte, 64<<10)
 	deadline := s.started.Add(l.WallTime.Std())
+	cpuCheck := s.nextCPUCheck(0)
 	for open := 3; open > 0; {
 		for i := range streams {
 			pfd[i] = unix.PollFd{Fd: int32(streams[i].fd), Events: unix.POLLIN}
 		}
 		var ts *unix.Timespec
 		if !s.isKilled() {
-			left := time.Until(deadline)
-			if left <= 0 {
+			now := time.Now()
+			if !now.Before(deadline) {
 				s.kill(killWall)
 				continue
 			}
-			t := unix.NsecToTimespec(left.Nanoseconds())
+			wake := deadline
+			if s.cg != nil && !now.Before(cpuCheck) {
+				used, err := s.cg.CPU()
+				if err == nil && used >= l.CPUTime.Std() {
+					s.kill(killCPU)
+					continue
+				}
+				cpuCheck = s.nextCPUCheck(used)
+			}
+			if s.cg != nil && cpuCheck.Before(wake) {
+				wake = cpuCheck
+			}
+			t := unix.NsecToTimespec(wake.Sub(now).Nanoseconds())
 			ts = &t
 		}
 		if _, err := unix.Ppoll(pfd[:], ts, nil); err != nil && err != unix.EINTR {
@@ -419,9 +496,28 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 		Enforced:        s.enforced,
 		ExitCode:        -1,
 	}
-	s.verdict(r, ws, decodeReports(streams[2].buf), killed)
+	var usage limits.Usage
+	if s.cg != nil {
+		var err error
+		if usage, err = s.cg.Usage(); err != nil {
+			s.log("read the cgroup's figures: %v", err)
+		}
+		r.CPUMs = ms(usage.CPU)
+		if usage.MemoryPeak > 0 {
+			r.MemoryPeakBytes = usage.MemoryPeak
+		}
+	}
+	s.verdict(r, ws, decodeReports(streams[2].buf), killed, usage)
 	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
 	return r
+}
+
+// nextCPUCheck says when the tree can first have used its CPU-time limit,
+// having used used: all of the host's CPUs busy for what is left. The
+// supervisor reads the cgroup's figure then, and not before.
+func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
+	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(runtime.NumCPU())
+	return time.Now().Add(max(left, time.Millisecond))
 }
 
 func (s *supervisor) isKilled() bool {
@@ -443,7 +539,7 @@ func decodeReports(b []byte) []report {
 }
 
 // verdict fills in the status, exit code and signal.
-func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []report, killed string) {
+func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []report, killed string, usage limits.Usage) {
 	var exit *report
 	for i := range reps {
 		switch reps[i].Kind {
@@ -464,6 +560,8 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		switch killed {
 		case killWall:
 			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("wall-clock limit of %s exceeded", l.WallTime)
+		case killCPU:
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded (the whole tree)", l.CPUTime)
 		case killOutput:
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded", l.Output)
 		case killContext:
@@ -475,6 +573,7 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		return
 	}
 	ws := syscall.WaitStatus(exit.Status)
+	defer s.memoryVerdict(r, usage)
 	switch {
 	case ws.Exited():
 		r.ExitCode = ws.ExitStatus()
@@ -499,6 +598,41 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 	}
 }
 
+// memoryVerdict makes a failed run memory_limit when the memory limit
+// ended it: the OOM killer acted in its cgroup, or the program failed after
+// its memory reached the limit (an allocation the limit refused). Without a
+// cgroup the only sign of an address-space rlimit refusing an allocation is
+// the runtime's own message, so that is what is read.
+func (s *supervisor) memoryVerdict(r *Result, u limits.Usage) {
+	if r.Status != StatusRuntimeError && r.Status != StatusSignaled {
+		return
+	}
+	limit := int64(s.p.Limits.Memory)
+	switch {
+	case u.OOMKills > 0:
+		r.Error = fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended %d process(es)", s.p.Limits.Memory, u.OOMKills)
+	case s.cg != nil && u.MemoryHit > 0 && u.MemoryPeak >= limit-limit/10:
+		r.Error = fmt.Sprintf("memory limit of %s reached: an allocation failed", s.p.Limits.Memory)
+	case s.cg == nil && s.p.Limits.RlimitAS && allocFailure(r.Stderr):
+		r.Error = fmt.Sprintf("memory limit of %s (address-space rlimit) reached: an allocation failed", s.p.Limits.Memory)
+	default:
+		return
+	}
+	r.Status = StatusMemoryLimit
+}
+
+// allocFailure reports whether stderr ends with a runtime's message for a
+// refused allocation (Python, glibc and bash, node).
+func allocFailure(stderr string) bool {
+	tail := stderr[max(0, len(stderr)-4096):]
+	for _, m := range []string{"MemoryError", "Cannot allocate memory", "cannot allocate memory", "out of memory", "Out of memory", "std::bad_alloc"} {
+		if strings.Contains(tail, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // childError turns a report into a ChildError naming what the step worked on.
 func (s *supervisor) childError(rep report) *ChildError {
 	e := &ChildError{Step: Step(rep.Step), Index: int(rep.Index), Errno: syscall.Errno(rep.Errno)}
@@ -508,7 +642,7 @@ func (s *supervisor) childError(rep report) *ChildError {
 			e.Detail = s.plan.ops[e.Index].desc
 		}
 	case stepRlimit:
-		if rl := limits.Rlimits(&s.p.Limits, false); e.Index < len(rl) {
+		if rl := limits.Rlimits(&s.p.Limits, s.cg != nil); e.Index < len(rl) {
 			e.Detail = rl[e.Index].Name
 		}
 	case stepExec:
@@ -535,13 +669,13 @@ func goString(p *byte) string {
 }
 
 // nsNames lists the namespaces in clone flags, for --debug.
-func nsNames(flags uintptr, net bool) string {
+func nsNames(flags uint64, net bool) string {
 	if net {
 		flags |= syscall.CLONE_NEWNET
 	}
 	var names []string
 	for _, ns := range []struct {
-		flag uintptr
+		flag uint64
 		name string
 	}{{syscall.CLONE_NEWUSER, "user"}, {syscall.CLONE_NEWPID, "pid"}, {syscall.CLONE_NEWNET, "net"},
 		{syscall.CLONE_NEWNS, "mount"}, {syscall.CLONE_NEWIPC, "ipc"}, {syscall.CLONE_NEWUTS, "uts"}, {unix.CLONE_NEWCGROUP, "cgroup"}} {

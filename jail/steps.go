@@ -15,6 +15,7 @@ const (
 	stepNone Step = iota
 	stepNetns
 	stepRelease
+	stepCgroupns
 	stepSetgroups
 	stepSetgid
 	stepSetuid
@@ -55,6 +56,7 @@ var stepNames = [stepCount]string{
 	stepNone:         "none",
 	stepNetns:        "unshare the network namespace",
 	stepRelease:      "wait for the supervisor",
+	stepCgroupns:     "unshare the cgroup namespace",
 	stepSetgroups:    "setgroups",
 	stepSetgid:       "setresgid",
 	stepSetuid:       "setresuid",

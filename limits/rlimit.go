@@ -17,8 +17,10 @@ type Rlimit struct {
 }
 
 // Rlimits returns the rlimits the jail's init sets before it starts the
-// program. withCgroup says whether a cgroup caps the process count; without
-// one, RLIMIT_NPROC does (counted per user of the jail's user namespace).
+// program. withCgroup says whether a cgroup caps memory and the process
+// count; without one, RLIMIT_NPROC does (counted per user of the jail's
+// user namespace, Linux 5.14) and RLIMIT_AS caps memory when the policy
+// allows it.
 func Rlimits(l *policy.Limits, withCgroup bool) []Rlimit {
 	cpu := CPURlimitSeconds(l.CPUTime)
 	rl := []Rlimit{
@@ -36,6 +38,9 @@ func Rlimits(l *policy.Limits, withCgroup bool) []Rlimit {
 		// +1: the jail's init counts as one of the user's processes.
 		n := uint64(l.Pids) + 1
 		rl = append(rl, Rlimit{"RLIMIT_NPROC", unix.RLIMIT_NPROC, n, n})
+		if l.RlimitAS {
+			rl = append(rl, Rlimit{"RLIMIT_AS", unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory)})
+		}
 	}
 	return rl
 }

@@ -168,7 +168,7 @@ func knownKeysHint(k toml.Key) string {
 	var sections = map[string][]string{
 		"":       {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]"},
 		"run":    {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
-		"limits": {"wall_time", "cpu_time", "memory", "pids", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
+		"limits": {"wall_time", "cpu_time", "memory", "pids", "cpus", "rlimit_as", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
 		"fs":     {"ro", "proc"},
 		"net":    {"mode"},
 	}

@@ -19,6 +19,8 @@ func Defaults() Policy {
 			CPUTime:      Duration(2 * time.Second),
 			Memory:       256 << 20,
 			Pids:         64,
+			CPUs:         0, // no quota: the CPU-time limit bounds the work
+			RlimitAS:     true,
 			Output:       1 << 20,
 			OutputAction: OutputTruncate,
 			FileSize:     16 << 20,

@@ -48,6 +48,13 @@ type Limits struct {
 	CPUTime  Duration `toml:"cpu_time"`  // CPU time (user+system) of the whole tree
 	Memory   Size     `toml:"memory"`    // memory of the whole tree
 	Pids     int      `toml:"pids"`      // processes and threads alive at once
+	// CPUs is a CPU quota in cores (1.5 = one and a half); 0 for none.
+	CPUs float64 `toml:"cpus"`
+	// RlimitAS says whether, when no cgroup can be used (rootless without a
+	// delegated cgroup), memory is capped by an address-space rlimit
+	// instead. Runtimes that reserve address space up front (node: about
+	// 1 GiB) must turn it off, and then run without a memory limit.
+	RlimitAS bool `toml:"rlimit_as"`
 	// Output is the number of bytes kept of each of stdout and stderr.
 	Output Size `toml:"output"`
 	// OutputAction is what happens past Output: "truncate" keeps the program

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gojail/gojail/jail"
+)
+
+// withCgroup tells whether a run's limits were enforced by a cgroup (root,
+// or a delegated cgroup) or by the rlimit fallback (rootless without one).
+func withCgroup(o outcome) bool { return strings.HasPrefix(o.res.Enforced["memory"], "cgroup-") }
+
+func TestMemoryLimit(t *testing.T) {
+	t.Run("a memory bomb under 64MiB", func(t *testing.T) {
+		o := py(t, "a = []\nwhile True: a.append(bytearray(1 << 20))", "--memory", "64MiB")
+		if withCgroup(o) {
+			o.want(t, jail.StatusMemoryLimit, 128+9)
+			if o.res.MemoryPeakBytes < 60<<20 || o.res.MemoryPeakBytes > 64<<20 || !strings.Contains(o.res.Error, "OOM killer") {
+				t.Fatalf("peak %d, error %q", o.res.MemoryPeakBytes, o.res.Error)
+			}
+			return
+		}
+		// Rootless fallback: the address-space rlimit refuses the allocation.
+		o.want(t, jail.StatusMemoryLimit, 1)
+		if !strings.HasPrefix(o.res.Enforced["memory"], "rlimit-as") || !strings.Contains(o.res.Error, "address-space rlimit") {
+			t.Fatalf("enforced %q, error %q", o.res.Enforced["memory"], o.res.Error)
+		}
+	})
+	t.Run("100MiB touched under 256MiB: peak within 5% of a bare run", func(t *testing.T) {
+		code := "a = bytearray(100 << 20)\nfor i in range(0, len(a), 4096): a[i] = 1\nprint('done')"
+		bare := exec.Command("/usr/bin/python3", "-c", code)
+		if out, err := bare.Output(); err != nil || string(out) != "done\n" {
+			t.Fatalf("bare run: %v %q", err, out)
+		}
+		bareRSS := bare.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+		o := py(t, code, "--memory", "256MiB")
+		o.want(t, jail.StatusOK, 0)
+		ratio := float64(o.res.MemoryPeakBytes) / float64(bareRSS)
+		t.Logf("peak %d, bare %d, ratio %.3f (%s)", o.res.MemoryPeakBytes, bareRSS, ratio, o.res.Enforced["memory"])
+		if ratio < 0.95 || ratio > 1.05 {
+			t.Fatalf("peak %d is not within 5%% of the bare run's %d", o.res.MemoryPeakBytes, bareRSS)
+		}
+	})
+	t.Run("node allocates 50MiB under 256MiB", func(t *testing.T) {
+		o := gojail(t, "--policy", "node", "--memory", "256MiB", "-c", "const a = Buffer.alloc(50 << 20, 1); console.log(a.length)")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "52428800\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+		if !withCgroup(o) && !strings.HasPrefix(o.res.Enforced["memory"], "none") {
+			t.Fatalf("without a cgroup node's memory must be reported unenforced, got %q", o.res.Enforced["memory"])
+		}
+	})
+}
+
+func TestCPULimitOfTheTree(t *testing.T) {
+	o := py(t, "import os\nfor i in range(2): os.fork()\nwhile True: pass", "--cpu-time", "1s", "--timeout", "20s")
+	o.want(t, jail.StatusTimeLimit, 124)
+	if !withCgroup(o) {
+		// Each process has its own RLIMIT_CPU: the tree used about 4 s.
+		if !strings.HasPrefix(o.res.Enforced["cpu_time"], "rlimit-per-process") {
+			t.Fatalf("enforced %q", o.res.Enforced["cpu_time"])
+		}
+		return
+	}
+	if o.res.CPUMs < 1000 || o.res.CPUMs > 1300 || !strings.Contains(o.res.Error, "the whole tree") {
+		t.Fatalf("cpu_ms %.1f, error %q", o.res.CPUMs, o.res.Error)
+	}
+}
+
+func TestForkBomb(t *testing.T) {
+	before := countHost(t)
+	procs := hostProcs(t)
+	o := py(t, "import os, time\nwhile True:\n    try: os.fork()\n    except OSError: time.sleep(0.01)  # gojail-marker", "--pids", "16", "--timeout", "2s")
+	o.want(t, jail.StatusTimeLimit, 124)
+	if o.res.Enforced["pids"] == "" {
+		t.Fatal("pids limit not reported")
+	}
+	waitFor(t, func() bool { return countHost(t).procs == before.procs })
+	if after := hostProcs(t); after > procs+5 {
+		t.Fatalf("host processes %d before, %d after", procs, after)
+	}
+}
+
+func hostProcs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// runCgroups lists the run cgroups on the host: directories in a "gojail"
+// directory anywhere under /sys/fs/cgroup, by name (on cgroup v1 a run has
+// one in each controller's hierarchy).
+func runCgroups(t *testing.T) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if strings.Count(p, "/") > 9 {
+			return fs.SkipDir
+		}
+		if filepath.Base(filepath.Dir(p)) == "gojail" {
+			if !seen[d.Name()] {
+				seen[d.Name()] = true
+				dirs = append(dirs, p)
+			}
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return dirs
+}
+
+func TestCgroupsLeftBehind(t *testing.T) {
+	probe := py(t, "pass")
+	if !withCgroup(probe) {
+		t.Skipf("no cgroup for this user (enforced memory: %s): nothing to leave behind", probe.res.Enforced["memory"])
+	}
+	before := len(runCgroups(t))
+	cmd := exec.Command(gojailBin, "run", "--timeout", "60s", "-c", "import time; time.sleep(60)")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(runCgroups(t)) > before })
+	cmd.Process.Kill()
+	cmd.Wait()
+	time.Sleep(50 * time.Millisecond)
+	if n := len(runCgroups(t)); n != before+1 {
+		t.Fatalf("after SIGKILL: %d run cgroups, want the killed run's left: %d", n, before+1)
+	}
+	py(t, "pass") // a later run removes what the killed one left
+	if n := len(runCgroups(t)); n != before {
+		t.Fatalf("run cgroups: %d before, %d after a later run: %v", before, n, runCgroups(t))
+	}
+}

@@ -1,0 +1,218 @@
+package limits
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cgroup is the control group of one run: its memory, process and CPU
+// limits, the figures read back, and the kill and removal at the end. One
+// interface, two implementations: cgroup v1 (a hierarchy per controller) and
+// cgroup v2 (one unified hierarchy).
+type Cgroup interface {
+	// Mechanism names what enforces the limits: "cgroup-v1" or "cgroup-v2".
+	Mechanism() string
+	// IntoFd is a directory descriptor for clone3's CLONE_INTO_CGROUP, so
+	// that the child starts inside the cgroup (v2, Linux 5.7); -1 if none.
+	IntoFd() int
+	// Enter moves pid into the cgroup, before it runs anything of the jail.
+	Enter(pid int) error
+	// CPU is the CPU time used so far by every process in the cgroup.
+	CPU() (time.Duration, error)
+	// Usage reads the figures of the finished run.
+	Usage() (Usage, error)
+	// Kill kills every process in the cgroup.
+	Kill() error
+	// Remove kills what is left and removes the cgroup.
+	Remove() error
+}
+
+// Spec is what a run's cgroup enforces.
+type Spec struct {
+	Memory int64   // bytes of memory (swap is off)
+	Pids   int     // processes and threads
+	CPUs   float64 // CPU quota in cores; 0 for none
+}
+
+// Usage is what a cgroup measured.
+type Usage struct {
+	CPU        time.Duration // user + system time of every process
+	MemoryPeak int64         // the highest memory use of the whole tree
+	OOMKills   int64         // processes the OOM killer killed
+	MemoryHit  int64         // times usage reached the limit (v1 failcnt, v2 max events)
+}
+
+// ErrNoCgroup says why no cgroup can be used; the run falls back to rlimits.
+type ErrNoCgroup struct{ Reason string }
+
+func (e *ErrNoCgroup) Error() string { return "no usable cgroup: " + e.Reason }
+
+// New creates the cgroup of one run, after removing those that runs killed
+// with SIGKILL left behind. It returns *ErrNoCgroup when the host has no
+// cgroup this process may create (rootless without delegation): the caller
+// falls back to rlimits and says so.
+func New(spec Spec) (Cgroup, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
+		return nil, &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
+	}
+	name := runName()
+	if st.Type == unix.CGROUP2_SUPER_MAGIC {
+		return newV2("/sys/fs/cgroup", name, spec)
+	}
+	// v1, or hybrid: v2 at /sys/fs/cgroup/unified is used when it holds the
+	// controllers (a v1 hierarchy that claims a controller takes it away).
+	if hasControllers("/sys/fs/cgroup/unified", "memory", "pids") {
+		return newV2("/sys/fs/cgroup/unified", name, spec)
+	}
+	return newV1(name, spec)
+}
+
+// runName names a run's cgroup after the supervisor's pid, so that a later
+// run can tell a leftover (its supervisor is gone) from a live one.
+func runName() string {
+	return fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// stale reports whether the cgroup directory name belongs to a supervisor
+// that is no longer running.
+func stale(name string) bool {
+	pid, _, ok := strings.Cut(name, "-")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || n == os.Getpid() {
+		return false
+	}
+	return syscall.Kill(n, 0) == syscall.ESRCH
+}
+
+// ownCgroup returns this process's cgroup path in the hierarchy that holds
+// controller ("" for the v2 unified hierarchy), from /proc/self/cgroup.
+func ownCgroup(controller string) (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == controller {
+				return parts[2], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no %q hierarchy in /proc/self/cgroup", controller)
+}
+
+func hasControllers(dir string, want ...string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return false
+	}
+	have := strings.Fields(string(b))
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// write writes one cgroup control file.
+func write(dir, file, value string) error {
+	fd, err := unix.Open(filepath.Join(dir, file), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", filepath.Join(dir, file), err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte(value)); err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, filepath.Join(dir, file), err)
+	}
+	return nil
+}
+
+// readInt reads a control file holding one number.
+func readInt(dir, file string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// readKey reads "key value" from a flat-keyed control file such as
+// memory.events or cpu.stat.
+func readKey(dir, file, key string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s has no %q", filepath.Join(dir, file), key)
+}
+
+// rmdir removes a cgroup directory, waiting briefly for exiting processes
+// to leave it (rmdir says EBUSY until they have).
+func rmdir(dir string) error {
+	var err error
+	for i := 0; i < 200; i++ {
+		if err = unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, unix.EBUSY) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}
+
+// killProcs sends SIGKILL to every pid listed in dir/cgroup.procs.
+func killProcs(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// removeStale removes the run cgroups under parent whose supervisor is gone.
+func removeStale(parent string, remove func(name string)) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() && stale(e.Name()) {
+			remove(e.Name())
+		}
+	}
+}

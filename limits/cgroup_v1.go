@@ -1,0 +1,163 @@
+package limits
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// v1 is a run's cgroup on cgroup v1: one directory in each controller's
+// hierarchy, nested under this process's own cgroup there so that limits
+// set on the caller still apply.
+type v1 struct {
+	dirs map[string]string // controller -> the run's directory
+}
+
+// v1Controllers are the hierarchies a run uses; cpu is optional (quota).
+var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
+
+func newV1(name string, spec Spec) (Cgroup, error) {
+	cg := &v1{dirs: map[string]string{}}
+	for _, ctrl := range v1Controllers {
+		if ctrl == "cpu" && spec.CPUs == 0 {
+			continue
+		}
+		own, err := ownCgroup(ctrl)
+		if err != nil {
+			return nil, &ErrNoCgroup{fmt.Sprintf("cgroup v1 has no %s hierarchy (%v)", ctrl, err)}
+		}
+		parent := filepath.Join("/sys/fs/cgroup", ctrl, own, "gojail")
+		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			cg.Remove()
+			return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", parent, err)}
+		}
+		if ctrl == "memory" {
+			removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(n)}).Remove() })
+		}
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			cg.Remove()
+			return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", dir, err)}
+		}
+		cg.dirs[ctrl] = dir
+	}
+	if err := cg.set(spec); err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	return cg, nil
+}
+
+// v1Dirs finds the directories of a leftover run named name, in every
+// hierarchy this process shares with it.
+func v1Dirs(name string) map[string]string {
+	dirs := map[string]string{}
+	for _, ctrl := range v1Controllers {
+		if own, err := ownCgroup(ctrl); err == nil {
+			dirs[ctrl] = filepath.Join("/sys/fs/cgroup", ctrl, own, "gojail", name)
+		}
+	}
+	return dirs
+}
+
+func (c *v1) set(spec Spec) error {
+	mem := c.dirs["memory"]
+	limit := strconv.FormatInt(spec.Memory, 10)
+	if err := write(mem, "memory.limit_in_bytes", limit); err != nil {
+		return err
+	}
+	// Swap off: memory+swap capped at the memory limit where the kernel
+	// accounts swap, else no swapping for this cgroup at all.
+	if _, err := os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes")); err == nil {
+		if err := write(mem, "memory.memsw.limit_in_bytes", limit); err != nil {
+			return err
+		}
+	} else if err := write(mem, "memory.swappiness", "0"); err != nil {
+		return err
+	}
+	if err := write(c.dirs["pids"], "pids.max", strconv.Itoa(spec.Pids)); err != nil {
+		return err
+	}
+	if spec.CPUs > 0 {
+		const period = 100000
+		if err := write(c.dirs["cpu"], "cpu.cfs_period_us", strconv.Itoa(period)); err != nil {
+			return err
+		}
+		if err := write(c.dirs["cpu"], "cpu.cfs_quota_us", strconv.Itoa(int(spec.CPUs*period))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *v1) Mechanism() string { return "cgroup-v1" }
+func (c *v1) IntoFd() int       { return -1 }
+
+func (c *v1) Enter(pid int) error {
+	p := strconv.Itoa(pid)
+	for _, dir := range c.dirs {
+		if err := write(dir, "cgroup.procs", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *v1) CPU() (time.Duration, error) {
+	ns, err := readInt(c.dirs["cpuacct"], "cpuacct.usage")
+	return time.Duration(ns), err
+}
+
+func (c *v1) Usage() (Usage, error) {
+	var u Usage
+	var errs []error
+	var err error
+	u.CPU, err = c.CPU()
+	errs = append(errs, err)
+	mem := c.dirs["memory"]
+	u.MemoryPeak, err = readInt(mem, "memory.max_usage_in_bytes")
+	errs = append(errs, err)
+	u.MemoryHit, err = readInt(mem, "memory.failcnt")
+	errs = append(errs, err)
+	// oom_kill in memory.oom_control: Linux 4.13.
+	u.OOMKills, err = readKey(mem, "memory.oom_control", "oom_kill")
+	errs = append(errs, err)
+	return u, errors.Join(errs...)
+}
+
+// Kill freezes the cgroup so that nothing in it can fork meanwhile, kills
+// every process, and thaws it so that the kills are delivered.
+func (c *v1) Kill() error {
+	fz := c.dirs["freezer"]
+	if fz == "" {
+		_, err := killProcs(c.dirs["pids"])
+		return err
+	}
+	if err := write(fz, "freezer.state", "FROZEN"); err != nil {
+		return err
+	}
+	for i := 0; i < 1000; i++ {
+		b, err := os.ReadFile(filepath.Join(fz, "freezer.state"))
+		if err != nil || strings.TrimSpace(string(b)) == "FROZEN" {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	_, err := killProcs(fz)
+	return errors.Join(err, write(fz, "freezer.state", "THAWED"))
+}
+
+func (c *v1) Remove() error {
+	var errs []error
+	if n, _ := killProcs(c.dirs["pids"]); n > 0 {
+		errs = append(errs, c.Kill())
+	}
+	for _, dir := range c.dirs {
+		errs = append(errs, rmdir(dir))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,142 @@
+package limits
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// v2 is a run's cgroup on the unified hierarchy.
+type v2 struct {
+	dir string
+	fd  int // O_PATH descriptor of dir, for CLONE_INTO_CGROUP
+}
+
+// newV2 creates mount/BASE/gojail/NAME, where BASE is the parent of this
+// process's own cgroup (a cgroup holding processes cannot give controllers
+// to children; its parent is where a delegated subtree lets us create
+// siblings), or the root when this process is in the root.
+func newV2(mount, name string, spec Spec) (Cgroup, error) {
+	own, err := ownCgroup("")
+	if err != nil {
+		return nil, &ErrNoCgroup{err.Error()}
+	}
+	base := filepath.Join(mount, filepath.Dir(own))
+	if own == "/" {
+		base = mount
+		// The root may give controllers to children while holding processes.
+		write(base, "cgroup.subtree_control", "+memory +pids +cpu")
+	}
+	parent := filepath.Join(base, "gojail")
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v (cgroup v2 needs root or a delegated subtree)", parent, err)}
+	}
+	if !hasControllers(parent, "memory", "pids") {
+		return nil, &ErrNoCgroup{fmt.Sprintf("%s lacks the memory and pids controllers: enable them in %s/cgroup.subtree_control", parent, base)}
+	}
+	ctrls := "+memory +pids"
+	if spec.CPUs > 0 {
+		ctrls += " +cpu"
+	}
+	if err := write(parent, "cgroup.subtree_control", ctrls); err != nil {
+		return nil, &ErrNoCgroup{err.Error()}
+	}
+	removeStale(parent, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() })
+
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", dir, err)}
+	}
+	cg := &v2{dir: dir, fd: -1}
+	if err := cg.set(spec); err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		cg.Remove()
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	cg.fd = fd
+	return cg, nil
+}
+
+func (c *v2) set(spec Spec) error {
+	if err := write(c.dir, "memory.max", strconv.FormatInt(spec.Memory, 10)); err != nil {
+		return err
+	}
+	// memory.swap.max exists only with swap accounting.
+	if _, err := os.Stat(filepath.Join(c.dir, "memory.swap.max")); err == nil {
+		if err := write(c.dir, "memory.swap.max", "0"); err != nil {
+			return err
+		}
+	}
+	if err := write(c.dir, "pids.max", strconv.Itoa(spec.Pids)); err != nil {
+		return err
+	}
+	if spec.CPUs > 0 {
+		const period = 100000
+		return write(c.dir, "cpu.max", fmt.Sprintf("%d %d", int(spec.CPUs*period), period))
+	}
+	return nil
+}
+
+func (c *v2) Mechanism() string { return "cgroup-v2" }
+func (c *v2) IntoFd() int       { return c.fd }
+
+// Enter is for a child not started with CLONE_INTO_CGROUP.
+func (c *v2) Enter(pid int) error {
+	return write(c.dir, "cgroup.procs", strconv.Itoa(pid))
+}
+
+func (c *v2) CPU() (time.Duration, error) {
+	us, err := readKey(c.dir, "cpu.stat", "usage_usec")
+	return time.Duration(us) * time.Microsecond, err
+}
+
+func (c *v2) Usage() (Usage, error) {
+	var u Usage
+	var errs []error
+	var err error
+	u.CPU, err = c.CPU()
+	errs = append(errs, err)
+	// memory.peak: Linux 5.19. Without it the caller keeps rusage's figure.
+	if u.MemoryPeak, err = readInt(c.dir, "memory.peak"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	u.OOMKills, err = readKey(c.dir, "memory.events", "oom_kill")
+	errs = append(errs, err)
+	u.MemoryHit, err = readKey(c.dir, "memory.events", "max")
+	errs = append(errs, err)
+	return u, errors.Join(errs...)
+}
+
+// Kill uses cgroup.kill (Linux 5.14), else freezes, kills and thaws.
+func (c *v2) Kill() error {
+	if err := write(c.dir, "cgroup.kill", "1"); err == nil {
+		return nil
+	}
+	if err := write(c.dir, "cgroup.freeze", "1"); err != nil {
+		return err
+	}
+	_, err := killProcs(c.dir)
+	return errors.Join(err, write(c.dir, "cgroup.freeze", "0"))
+}
+
+func (c *v2) Remove() error {
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+	var errs []error
+	if b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
+		errs = append(errs, c.Kill())
+	}
+	return errors.Join(append(errs, rmdir(c.dir))...)
+}
