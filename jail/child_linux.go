@@ -25,15 +25,15 @@ func runtime_AfterForkInChild()
 
 // childPlan is everything the child does, prepared before the fork.
 type childPlan struct {
-	cloneArgs  cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
-	syncR      int     // read end of the release pipe: the child waits here
-	syncW      int     // its write end, which the child closes
-	reportW    int     // write end of the report pipe (close-on-exec)
-	ctlR       int     // read end of the control pipe: a byte or EOF means stop
-	ctlW       int     // its write end, the supervisor's, which the child closes
-	keepLo     int     // the lower of reportW and ctlR, which init keeps open
-	keepHi     int     // the higher
-	stdio      [3]int  // the program's stdin, stdout, stderr
+	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
+	syncR     int       // read end of the release pipe: the child waits here
+	syncW     int       // its write end, which the child closes
+	reportW   int       // write end of the report pipe (close-on-exec)
+	ctlR      int       // read end of the control pipe: a byte or EOF means stop
+	ctlW      int       // its write end, the supervisor's, which the child closes
+	keepLo    int       // the lower of reportW and ctlR, which init keeps open
+	keepHi    int       // the higher
+	stdio     [3]int    // the program's stdin, stdout, stderr
 
 	uid, gid    uintptr // the program's user and group inside the jail
 	clearGroups bool    // drop supplementary groups (possible when started as root)
