@@ -53,9 +53,10 @@ test-rootless:
 	@if [ "$$(id -u)" != 0 ]; then echo "test-rootless: already running as uid $$(id -u); test-unit was the rootless run"; exit 0; fi; \
 	dir=$$(mktemp -d /tmp/gojail-rootless.XXXXXX) && trap 'rm -rf "$$dir"' EXIT && chmod 755 "$$dir" && \
 	$(GO) test -c -o "$$dir/gojail.test" ./cmd/gojail && cp $(BIN) "$$dir/gojail" && \
+	$(GO) build -o "$$dir/hog" ./testdata/programs/hog && \
 	echo "running the jail tests as nobody (uid 65534)" && \
 	cd "$$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp GOJAIL_BIN="$$dir/gojail" \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp GOJAIL_BIN="$$dir/gojail" GOJAIL_HOG="$$dir/hog" \
 		./gojail.test -test.count=1 -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|SKIP' ; \
 	exit $${PIPESTATUS[0]}
 

@@ -14,29 +14,52 @@ import (
 	"github.com/gojail/gojail/jail"
 )
 
-// gojailBin is the binary under test: $GOJAIL_BIN, or one built for the run.
-var gojailBin string
+// The binaries under test: gojail itself ($GOJAIL_BIN) and hog, the static
+// workload of the limit tests ($GOJAIL_HOG); built for the run when unset.
+var gojailBin, hogBin string
 
 func TestMain(m *testing.M) {
-	gojailBin = os.Getenv("GOJAIL_BIN")
-	if gojailBin == "" {
-		dir, err := os.MkdirTemp("", "gojail-bin-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		gojailBin = filepath.Join(dir, "gojail")
-		build := exec.Command("go", "build", "-o", gojailBin, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build gojail: %v\n%s", err, out)
-			os.Exit(2)
-		}
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
+	gojailBin, hogBin = os.Getenv("GOJAIL_BIN"), os.Getenv("GOJAIL_HOG")
+	dir, err := os.MkdirTemp("", "gojail-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	os.Chmod(dir, 0o755)
+	build := func(dst *string, name, pkg string) {
+		if *dst != "" {
+			return
+		}
+		*dst = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", *dst, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+			os.Exit(2)
+		}
+	}
+	build(&gojailBin, "gojail", ".")
+	build(&hogBin, "hog", "../../testdata/programs/hog")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hog runs the hog workload in the exec preset plus flags. Go's runtime
+// reserves more address space than any memory limit at start, so without a
+// cgroup (where the fallback would be an address-space rlimit) the policy
+// turns that rlimit off, as node's preset does.
+func hog(t *testing.T, flags []string, args ...string) outcome {
+	t.Helper()
+	pol := writeFile(t, tempDir(t), "hog.toml", "base = \"exec\"\n[limits]\nrlimit_as = false\n", 0o644)
+	return gojail(t, append(append(flags, "--policy", pol, hogBin), args...)...)
+}
+
+// cgroupAvailable tells whether this user's runs get a cgroup.
+func cgroupAvailable(t *testing.T) bool {
+	t.Helper()
+	o := gojail(t, "--", "/bin/true")
+	return strings.HasPrefix(o.res.Enforced["memory"], "cgroup-")
 }
 
 // outcome is one finished gojail invocation.
