@@ -53,6 +53,20 @@ type childPlan struct {
 	envv     []*byte    // NULL-terminated
 	lastCap  uintptr    // highest capability number of this kernel
 	filter   *sockFprog // seccomp filter, nil for none
+	nofile   rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+
+	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
+	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
+	// and kills what a kill rule or a foreign ABI stopped. The socket is
+	// moved to notifyFd, above RLIMIT_NOFILE, so that a filter's rule that
+	// allows this one sendmsg allows nothing the program could use.
+	notifySock int
+	notifyFd   uintptr
+	msg        unix.Msghdr
+	iov        unix.Iovec
+	iobuf      [1]byte
+	cmsg       []byte // one SCM_RIGHTS message; the child writes the fd at cmsgFd
+	cmsgFd     int
 }
 
 // cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
@@ -476,6 +490,19 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	}
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 
+	// The listener's socket at its fixed number, then the descriptor limit
+	// that keeps the program below that number.
+	if c.filter != nil {
+		step = stepNotifySocket
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(c.notifySock), c.notifyFd, syscall.O_CLOEXEC); e1 != 0 {
+			goto fail
+		}
+	}
+	step = stepNofile
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+
 	// No capability survives: the bounding set, the ambient set, then all
 	// of effective, permitted and inheritable (the uid is not 0, so execve
 	// would clear most of them anyway).
@@ -502,7 +529,14 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// allow anything the setup does.
 	if c.filter != nil {
 		step = stepSeccomp
-		if _, _, e1 = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(c.filter))); e1 != 0 {
+		fd, _, e1 = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(c.filter)))
+		if e1 != 0 {
+			goto fail
+		}
+		// The listener is close-on-exec; so is the socket.
+		*(*int32)(unsafe.Pointer(&c.cmsg[c.cmsgFd])) = int32(fd)
+		step = stepSendListener
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_SENDMSG, c.notifyFd, uintptr(unsafe.Pointer(&c.msg)), 0); e1 != 0 {
 			goto fail
 		}
 	}

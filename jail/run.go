@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gojail/gojail/jail/seccomp"
 	"github.com/gojail/gojail/limits"
 	"github.com/gojail/gojail/policy"
 )
@@ -75,8 +76,9 @@ type supervisor struct {
 	enforced map[string]string
 
 	plan    *childPlan
-	fds     []int         // to close when the run ends
-	cg      limits.Cgroup // nil when no cgroup could be used
+	prog    []unix.SockFilter // the seccomp filter the plan points to
+	fds     []int             // to close when the run ends
+	cg      limits.Cgroup     // nil when no cgroup could be used
 	pid     int
 	pidfd   int32 // set by clone3 (CLONE_PIDFD)
 	started time.Time
@@ -84,6 +86,7 @@ type supervisor struct {
 	mu       sync.Mutex
 	killed   string      // why the supervisor killed the jail, first reason wins
 	hardKill *time.Timer // SIGKILL for an init that does not stop when asked
+	blocked  string      // the system call the filter stopped, in words
 }
 
 // The reasons the supervisor kills a jail.
@@ -92,6 +95,7 @@ const (
 	killCPU     = "cpu"
 	killOutput  = "output"
 	killContext = "context"
+	killSyscall = "syscall"
 )
 
 func (s *supervisor) run(ctx context.Context) (*Result, error) {
@@ -106,6 +110,10 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	}
 
 	if err := s.cgroup(); err != nil {
+		return nil, err
+	}
+	notifyR, err := s.filter()
+	if err != nil {
 		return nil, err
 	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
@@ -125,7 +133,7 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	}
 	s.pid = pid
 	// The child's ends belong to it now.
-	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2]} {
+	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		s.closeFd(fd)
 	}
 	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
@@ -149,7 +157,7 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("release the jail: %w", err)
 	}
 	s.closeFd(syncW)
-	return s.watch(ctx, stdoutR, stderrR, reportR), nil
+	return s.watch(ctx, stdoutR, stderrR, reportR, notifyR), nil
 }
 
 // prepare turns the policy and input into the child's plan.
@@ -255,10 +263,67 @@ func (s *supervisor) cgroup() error {
 	}
 	rls := limits.Rlimits(l, s.cg != nil)
 	for _, rl := range rls {
-		s.plan.rlimits = append(s.plan.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
 		s.log("rlimit: %s = %d (hard %d)", rl.Name, rl.Cur, rl.Max)
+		if rl.Resource == unix.RLIMIT_NOFILE {
+			// Set by the program's process itself, after it has put the
+			// listener's socket above it (child_linux.go).
+			s.plan.nofile = rlimit{uintptr(rl.Resource), rl.Cur, rl.Max}
+			continue
+		}
+		s.plan.rlimits = append(s.plan.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
 	}
 	return nil
+}
+
+// filter loads the policy's compiled seccomp filter and opens the socket
+// on which the jail sends the filter's listener.
+func (s *supervisor) filter() (*os.File, error) {
+	spec, err := seccomp.SpecOf(s.p.Seccomp)
+	if err == nil {
+		err = seccomp.CheckNames(spec)
+	}
+	if err != nil {
+		return nil, &invalidError{err}
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return nil, fmt.Errorf("getrlimit: %w", err)
+	}
+	s.plan.notifyFd = uintptr(min(lim.Cur, 65536) - 1)
+	if uint64(s.p.Limits.OpenFiles) >= uint64(s.plan.notifyFd) {
+		return nil, &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
+	}
+	if spec.DefaultAction != policy.ActAllow {
+		spec.SetupFd = int(s.plan.notifyFd)
+	}
+	prog, src, err := seccomp.Load(spec)
+	if err != nil {
+		var ce *seccomp.CompileError
+		if errors.As(err, &ce) {
+			return nil, &invalidError{err}
+		}
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	s.prog = prog
+	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
+	s.log("seccomp: %d instructions (%s), default action %s, %d rules", len(prog), src, spec.DefaultAction, len(spec.Rules))
+	s.enforced["seccomp"] = fmt.Sprintf("%s profile, %d rules", s.p.Seccomp.Profile, len(spec.Rules))
+
+	var sp [2]int
+	if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	s.plan.notifySock = s.keep(sp[1])
+	s.plan.iobuf[0] = 'L'
+	s.plan.iov.Base = &s.plan.iobuf[0]
+	s.plan.iov.SetLen(1)
+	s.plan.cmsg = unix.UnixRights(0)
+	s.plan.cmsgFd = unix.CmsgLen(0)
+	s.plan.msg.Iov = &s.plan.iov
+	s.plan.msg.SetIovlen(1)
+	s.plan.msg.Control = &s.plan.cmsg[0]
+	s.plan.msg.SetControllen(len(s.plan.cmsg))
+	return os.NewFile(uintptr(s.keep(sp[0])), "seccomp listener socket"), nil
 }
 
 func cpuQuota(cpus float64) string {
@@ -397,7 +462,7 @@ func (s *supervisor) kill(reason string) {
 // pipe, with the wall-clock deadline as its timeout. The report pipe reaches
 // EOF when the jail's init exits, the output pipes when the last process of
 // the jail does; init kills and reaps the whole tree before it exits.
-func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.File) *Result {
+func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notifyR *os.File) *Result {
 	l := &s.p.Limits
 	if ctx.Done() != nil {
 		done := make(chan struct{})
@@ -416,7 +481,16 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 		{fd: int(stderrR.Fd()), limit: int64(l.Output)},
 		{fd: int(reportR.Fd()), limit: 1 << 16}, // a few 24-byte records
 	}
-	var pfd [3]unix.PollFd
+	// Besides the streams: the socket that brings the filter's listener,
+	// then the listener itself.
+	const sockIdx, listenIdx = 3, 4
+	notify := [2]int{int(notifyR.Fd()), -1}
+	defer func() {
+		if notify[1] >= 0 {
+			syscall.Close(notify[1])
+		}
+	}()
+	var pfd [5]unix.PollFd
 	chunk := make([]byte, 64<<10)
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0)
@@ -424,6 +498,8 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 		for i := range streams {
 			pfd[i] = unix.PollFd{Fd: int32(streams[i].fd), Events: unix.POLLIN}
 		}
+		pfd[sockIdx] = unix.PollFd{Fd: int32(notify[0]), Events: unix.POLLIN}
+		pfd[listenIdx] = unix.PollFd{Fd: int32(notify[1]), Events: unix.POLLIN}
 		var ts *unix.Timespec
 		if !s.isKilled() {
 			now := time.Now()
@@ -450,6 +526,16 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR *os.Fi
 			s.log("ppoll: %v", err)
 			s.kill(killContext)
 			break
+		}
+		if pfd[sockIdx].Revents != 0 {
+			notify[1] = receiveListener(notify[0])
+			notify[0] = -1 // one listener per run
+		}
+		if pfd[listenIdx].Revents&unix.POLLIN != 0 {
+			s.notification(notify[1])
+		} else if pfd[listenIdx].Revents != 0 { // no process left under the filter
+			syscall.Close(notify[1])
+			notify[1] = -1
 		}
 		for i := range streams {
 			st := &streams[i]
@@ -520,6 +606,71 @@ func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
 	return time.Now().Add(max(left, time.Millisecond))
 }
 
+// receiveListener takes the seccomp listener the jail sent with SCM_RIGHTS;
+// -1 if none came.
+func receiveListener(sock int) int {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1
+	}
+	return fds[0]
+}
+
+// seccompNotif is struct seccomp_notif (seccomp_unotify(2)).
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// The audit architectures of the x86 system-call ABIs.
+const (
+	auditArchX8664 = 0xc000003e
+	auditArchI386  = 0x40000003
+	x32SyscallBit  = 0x40000000
+)
+
+// notification reads what the filter stopped: a call a kill rule names or a
+// call of a foreign ABI. The call never runs: the caller waits for an answer
+// that never comes, and the jail is killed.
+func (s *supervisor) notification(listener int) {
+	var n seccompNotif
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return // the caller died meanwhile
+	}
+	var what string
+	switch {
+	case n.arch == auditArchI386:
+		what = fmt.Sprintf("i386 system call %d (int 0x80): foreign system-call ABIs are killed", n.nr)
+	case n.arch == auditArchX8664 && n.nr&x32SyscallBit != 0:
+		what = fmt.Sprintf("x32 system call %s: foreign system-call ABIs are killed", seccomp.Name(int(n.nr&^x32SyscallBit)))
+	case n.arch == auditArchX8664:
+		what = fmt.Sprintf("%s: the seccomp policy kills it", seccomp.Name(int(n.nr)))
+	default:
+		what = fmt.Sprintf("system call %d of architecture %#x: foreign system-call ABIs are killed", n.nr, n.arch)
+	}
+	s.mu.Lock()
+	if s.blocked == "" {
+		s.blocked = what
+	}
+	s.mu.Unlock()
+	s.kill(killSyscall)
+}
+
 func (s *supervisor) isKilled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -566,6 +717,8 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded", l.Output)
 		case killContext:
 			r.Status, r.Error = StatusInternalError, "the run was cancelled"
+		case killSyscall:
+			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked
 		default:
 			r.Status, r.Error = StatusInternalError, fmt.Sprintf("the jail's init ended without a report (%s)", describeWait(initStatus))
 			r.Signal = ""
@@ -588,6 +741,8 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		switch {
 		case sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && r.CPUMs >= cpuLimitMs):
 			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded", l.CPUTime)
+		case sig == syscall.SIGSYS:
+			r.Status, r.Error = StatusSyscallBlocked, "killed by SIGSYS: a seccomp trap rule (or the program itself)"
 		case sig == syscall.SIGXFSZ:
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded", l.FileSize)
 		default:

@@ -43,11 +43,14 @@ const (
 	stepStdio
 	stepCloseFds
 	stepFork
+	stepNotifySocket
+	stepNofile
 	stepCapBound
 	stepCapAmbient
 	stepCapset
 	stepNoNewPrivs
 	stepSeccomp
+	stepSendListener
 	stepExec
 	stepCount
 )
@@ -84,11 +87,14 @@ var stepNames = [stepCount]string{
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",
 	stepFork:         "fork the program",
+	stepNotifySocket: "dup3 the listener's socket",
+	stepNofile:       "setrlimit(RLIMIT_NOFILE)",
 	stepCapBound:     "drop the capability bounding set",
 	stepCapAmbient:   "clear ambient capabilities",
 	stepCapset:       "capset",
 	stepNoNewPrivs:   "prctl(PR_SET_NO_NEW_PRIVS)",
 	stepSeccomp:      "seccomp",
+	stepSendListener: "send the seccomp listener",
 	stepExec:         "execve",
 }
 

@@ -166,11 +166,14 @@ func (e *DecodeError) Error() string {
 // knownKeysHint names the keys that are valid where k was found.
 func knownKeysHint(k toml.Key) string {
 	var sections = map[string][]string{
-		"":       {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]"},
-		"run":    {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
-		"limits": {"wall_time", "cpu_time", "memory", "pids", "cpus", "rlimit_as", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
-		"fs":     {"ro", "proc"},
-		"net":    {"mode"},
+		"":                   {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]", "[seccomp]"},
+		"seccomp":            {"profile", "default_action", "default_errno", "[[seccomp.rules]]"},
+		"seccomp.rules":      {"syscalls", "action", "errno", "args"},
+		"seccomp.rules.args": {"index", "op", "value", "mask"},
+		"run":                {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
+		"limits":             {"wall_time", "cpu_time", "memory", "pids", "cpus", "rlimit_as", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
+		"fs":                 {"ro", "proc"},
+		"net":                {"mode"},
 	}
 	parent := strings.Join(k[:len(k)-1], ".")
 	if keys, ok := sections[parent]; ok {

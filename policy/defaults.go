@@ -37,6 +37,7 @@ func Defaults() Policy {
 			ReadOnly: []string{"/usr", "/bin", "/lib", "/lib64", "/etc/ld.so.cache"},
 			Proc:     ProcFull,
 		},
-		Net: Net{Mode: NetNone},
+		Net:     Net{Mode: NetNone},
+		Seccomp: Seccomp{Profile: "default", DefaultAction: ActAllow},
 	}
 }

@@ -14,10 +14,11 @@ type Policy struct {
 	// Extensions are the file extensions (".py") that pick this preset.
 	Extensions []string `toml:"extensions,omitempty"`
 
-	Run    Run    `toml:"run"`
-	Limits Limits `toml:"limits"`
-	FS     FS     `toml:"fs"`
-	Net    Net    `toml:"net"`
+	Run     Run     `toml:"run"`
+	Limits  Limits  `toml:"limits"`
+	FS      FS      `toml:"fs"`
+	Net     Net     `toml:"net"`
+	Seccomp Seccomp `toml:"seccomp"`
 }
 
 // Run says what is executed inside the jail and how.
@@ -104,4 +105,49 @@ const (
 const (
 	ProcFull = "full"
 	ProcPid  = "pid"
+)
+
+// Seccomp is the policy's system-call filter: a base profile, the action
+// for calls no rule names, and rules. Rules of the policy replace the
+// profile's rules for the system calls they name.
+type Seccomp struct {
+	// Profile is the base: "default" (refuses what a program has no need
+	// for, kills foreign ABIs) or "none" (no rules of its own).
+	Profile string `toml:"profile"`
+	// DefaultAction applies to calls no rule names: allow, errno, kill,
+	// log or trap; with errno, DefaultErrno says which.
+	DefaultAction string        `toml:"default_action"`
+	DefaultErrno  string        `toml:"default_errno,omitempty"`
+	Rules         []SeccompRule `toml:"rules,omitempty"`
+}
+
+// SeccompRule gives one action to some system calls, when every condition
+// on their arguments holds.
+type SeccompRule struct {
+	Syscalls []string `toml:"syscalls"`
+	// Action is allow, errno, kill (status syscall_blocked, naming the
+	// call), log (allowed, and logged by the kernel's audit) or trap (SIGSYS).
+	Action string `toml:"action"`
+	// Errno is the error an errno action returns: a name ("EPERM") or number.
+	Errno string       `toml:"errno,omitempty"`
+	Args  []SeccompArg `toml:"args,omitempty"`
+}
+
+// SeccompArg is a condition on one argument: Op is ==, !=, <, <=, >, >=,
+// or "&=" (masked equality: arg & Mask == Value). Comparisons are on the
+// full 64 bits; a mask of 0xffffffff compares an int argument's 32.
+type SeccompArg struct {
+	Index uint   `toml:"index"`
+	Op    string `toml:"op"`
+	Value uint64 `toml:"value"`
+	Mask  uint64 `toml:"mask,omitempty"`
+}
+
+// Seccomp actions.
+const (
+	ActAllow = "allow"
+	ActErrno = "errno"
+	ActKill  = "kill"
+	ActLog   = "log"
+	ActTrap  = "trap"
 )

@@ -24,6 +24,7 @@ var policyChecks = []check{
 	checkLimits,
 	checkFS,
 	checkNet,
+	checkSeccomp,
 }
 
 // Policy runs every check on p, including that the host paths it binds

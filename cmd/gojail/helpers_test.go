@@ -38,6 +38,16 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
+	if gojailBin == "" {
+		// gojail-seccomp, the filter compiler, goes next to gojail.
+		helper := filepath.Join(dir, "gojail-seccomp")
+		cmd := exec.Command("go", "build", "-o", helper, "../gojail-seccomp")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build gojail-seccomp: %v\n%s", err, out)
+			os.Exit(2)
+		}
+	}
 	build(&gojailBin, "gojail", ".")
 	build(&hogBin, "hog", "../../testdata/programs/hog")
 	code := m.Run()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gojail/gojail/jail/seccomp"
 	"github.com/gojail/gojail/policy"
 	"github.com/gojail/gojail/validate"
 )
@@ -53,6 +54,9 @@ func policyCommand() *cli.Command {
 						if err == nil {
 							err = validate.Policy(&p)
 						}
+						if err == nil {
+							err = checkFilter(&p)
+						}
 						if err != nil {
 							bad++
 							for _, e := range flatten(err) {
@@ -87,4 +91,18 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// checkFilter compiles the policy's seccomp filter, so that an unknown
+// system call or a rule libseccomp refuses is found now, not at run time.
+func checkFilter(p *policy.Policy) error {
+	spec, err := seccomp.SpecOf(p.Seccomp)
+	if err != nil {
+		return err
+	}
+	if err := seccomp.CheckNames(spec); err != nil {
+		return err
+	}
+	_, _, err = seccomp.Load(spec)
+	return err
 }

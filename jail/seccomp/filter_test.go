@@ -1,0 +1,131 @@
+package seccomp
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's seccomp return values (seccomp(2)).
+const (
+	retAllow  = 0x7fff0000
+	retErrno  = 0x00050000
+	retNotify = 0x7fc00000
+	retLog    = 0x7ffc0000
+	retTrap   = 0x00030000
+
+	archX8664 = 0xc000003e // AUDIT_ARCH_X86_64
+	archI386  = 0x40000003 // AUDIT_ARCH_I386
+	x32Bit    = 0x40000000 // __X32_SYSCALL_BIT
+)
+
+// run interprets prog over one seccomp_data. x/net/bpf loads words in
+// network (big endian) order, the kernel in native order: each 32-bit word
+// of seccomp_data is written big endian, the low word of a 64-bit field
+// first, as a little-endian kernel lays it out.
+func run(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, args ...uint64) uint32 {
+	t.Helper()
+	raw := make([]bpf.RawInstruction, len(prog))
+	for i, in := range prog {
+		raw[i] = bpf.RawInstruction{Op: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	insns, ok := bpf.Disassemble(raw)
+	if !ok {
+		t.Fatal("the filter does not disassemble")
+	}
+	vm, err := bpf.NewVM(insns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 64)
+	binary.BigEndian.PutUint32(data[0:], uint32(nr))
+	binary.BigEndian.PutUint32(data[4:], arch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(data[16+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(data[20+8*i:], uint32(a>>32))
+	}
+	out, err := vm.Run(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint32(out)
+}
+
+func TestDefaultProfileOffline(t *testing.T) {
+	prog, src, err := Load(mustSpec(t))
+	if err != nil || src != FromEmbedded {
+		t.Fatalf("load: %v (%s)", err, src)
+	}
+	eperm := uint32(retErrno | unix.EPERM)
+	tests := []struct {
+		name string
+		arch uint32
+		nr   int
+		args []uint64
+		want uint32
+	}{
+		{"read is allowed", archX8664, unix.SYS_READ, nil, retAllow},
+		{"execve is allowed", archX8664, unix.SYS_EXECVE, nil, retAllow},
+		{"a plain fork-like clone", archX8664, unix.SYS_CLONE, []uint64{uint64(unix.SIGCHLD)}, retAllow},
+		{"a thread clone", archX8664, unix.SYS_CLONE, []uint64{unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID}, retAllow},
+		{"clone with CLONE_NEWUSER", archX8664, unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, eperm},
+		{"clone with CLONE_NEWNET", archX8664, unix.SYS_CLONE, []uint64{unix.CLONE_NEWNET}, eperm},
+		{"clone3 answers ENOSYS", archX8664, unix.SYS_CLONE3, nil, retErrno | uint32(unix.ENOSYS)},
+		{"unshare of files only", archX8664, unix.SYS_UNSHARE, []uint64{unix.CLONE_FILES}, retAllow},
+		{"unshare with CLONE_NEWNS", archX8664, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWNS}, eperm},
+		{"unshare with CLONE_NEWTIME", archX8664, unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWTIME}, eperm},
+		{"mount", archX8664, unix.SYS_MOUNT, nil, eperm},
+		{"fsopen", archX8664, unix.SYS_FSOPEN, nil, eperm},
+		{"ptrace", archX8664, unix.SYS_PTRACE, nil, eperm},
+		{"process_vm_readv", archX8664, unix.SYS_PROCESS_VM_READV, nil, eperm},
+		{"keyctl", archX8664, unix.SYS_KEYCTL, nil, eperm},
+		{"bpf", archX8664, unix.SYS_BPF, nil, eperm},
+		{"io_uring_setup", archX8664, unix.SYS_IO_URING_SETUP, nil, eperm},
+		{"userfaultfd", archX8664, unix.SYS_USERFAULTFD, nil, eperm},
+		{"perf_event_open", archX8664, unix.SYS_PERF_EVENT_OPEN, nil, eperm},
+		{"open_by_handle_at", archX8664, unix.SYS_OPEN_BY_HANDLE_AT, nil, eperm},
+		{"kexec_load", archX8664, unix.SYS_KEXEC_LOAD, nil, eperm},
+		{"iopl", archX8664, unix.SYS_IOPL, nil, eperm},
+		{"reboot", archX8664, unix.SYS_REBOOT, nil, eperm},
+		{"ioctl TIOCSTI", archX8664, unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, eperm},
+		{"ioctl TIOCSTI with the high 32 bits set", archX8664, unix.SYS_IOCTL, []uint64{0, 0xdeadbeef_00000000 | unix.TIOCSTI}, eperm},
+		{"ioctl TIOCLINUX", archX8664, unix.SYS_IOCTL, []uint64{0, unix.TIOCLINUX}, eperm},
+		{"ioctl TIOCLINUX with the high 32 bits set", archX8664, unix.SYS_IOCTL, []uint64{0, 1<<32 | unix.TIOCLINUX}, eperm},
+		{"ioctl TCGETS", archX8664, unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, retAllow},
+		{"socket AF_UNIX", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_UNIX}, retAllow},
+		{"socket AF_INET", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_INET}, retAllow},
+		{"socket AF_INET6", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_INET6}, retAllow},
+		{"socket AF_PACKET", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_PACKET}, eperm},
+		{"socket AF_NETLINK", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_NETLINK}, eperm},
+		{"socket AF_VSOCK", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_VSOCK}, eperm},
+		{"socket AF_UNSPEC", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_UNSPEC}, eperm},
+		{"socket AF_AX25", archX8664, unix.SYS_SOCKET, []uint64{unix.AF_AX25}, eperm},
+		{"socket AF_INET with high bits set", archX8664, unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_INET}, eperm},
+		{"personality(PER_LINUX)", archX8664, unix.SYS_PERSONALITY, []uint64{0}, retAllow},
+		{"personality(PER_LINUX32)", archX8664, unix.SYS_PERSONALITY, []uint64{8}, retAllow},
+		{"personality(UNAME26|PER_LINUX32)", archX8664, unix.SYS_PERSONALITY, []uint64{0x20008}, retAllow},
+		{"personality(ADDR_NO_RANDOMIZE)", archX8664, unix.SYS_PERSONALITY, []uint64{0x0040000}, eperm},
+		{"personality(READ_IMPLIES_EXEC)", archX8664, unix.SYS_PERSONALITY, []uint64{0x0400000}, eperm},
+		{"personality with high bits", archX8664, unix.SYS_PERSONALITY, []uint64{1 << 32}, eperm},
+		{"i386 int 0x80 (exit) goes to the supervisor", archI386, 1, nil, retNotify},
+		{"i386 int 0x80 (setuid32)", archI386, 213, nil, retNotify},
+		{"x32 read goes to the supervisor", archX8664, x32Bit | unix.SYS_READ, nil, retNotify},
+		{"x32 mount", archX8664, x32Bit | unix.SYS_MOUNT, nil, retNotify},
+	}
+	for _, tc := range tests {
+		if got := run(t, prog, tc.arch, tc.nr, tc.args...); got != tc.want {
+			t.Errorf("%s: got %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+}
+
+func mustSpec(t *testing.T) Spec {
+	t.Helper()
+	spec, err := SpecOf(defaultsSeccomp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}

@@ -1,0 +1,81 @@
+// sysprobe calls each system call the default seccomp profile refuses and
+// prints "name errno" for each, one per line: the test expects EPERM (ENOSYS
+// for clone3). With an argument it makes one kind of forbidden call that the
+// filter kills: "int80" (the i386 ABI), "x32" (the x32 ABI).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+static void probe(const char *name, long nr, long a0, long a1, long a2) {
+	errno = 0;
+	long r = syscall(nr, a0, a1, a2, 0, 0, 0);
+	printf("%s %s\n", name, r == -1 ? strerrorname_np(errno) : "allowed");
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "int80") == 0) {
+		long r;
+		// getpid through the i386 entry point (20 is getpid there).
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+		printf("int 0x80 returned %ld\n", r);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "x32") == 0) {
+		long r = syscall(0x40000000L | SYS_getpid);
+		printf("x32 returned %ld\n", r);
+		return 0;
+	}
+	probe("unshare(CLONE_NEWUSER)", SYS_unshare, CLONE_NEWUSER, 0, 0);
+	probe("unshare(CLONE_NEWNET)", SYS_unshare, CLONE_NEWNET, 0, 0);
+	probe("clone(CLONE_NEWPID)", SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0);
+	probe("clone3", SYS_clone3, 0, 0, 0);
+	probe("setns", SYS_setns, 0, 0, 0);
+	probe("mount", SYS_mount, (long)"none", (long)"/tmp", (long)"tmpfs");
+	probe("umount2", SYS_umount2, (long)"/tmp", 0, 0);
+	probe("pivot_root", SYS_pivot_root, (long)"/tmp", (long)"/tmp", 0);
+	probe("chroot", SYS_chroot, (long)"/tmp", 0, 0);
+	probe("ptrace", SYS_ptrace, 0, 1, 0);
+	probe("process_vm_readv", SYS_process_vm_readv, 1, 0, 0);
+	probe("process_vm_writev", SYS_process_vm_writev, 1, 0, 0);
+	probe("keyctl", SYS_keyctl, 0, 0, 0);
+	probe("add_key", SYS_add_key, (long)"user", (long)"k", 0);
+	probe("request_key", SYS_request_key, (long)"user", (long)"k", 0);
+	probe("bpf", SYS_bpf, 0, 0, 0);
+	probe("perf_event_open", SYS_perf_event_open, 0, 0, -1);
+	probe("userfaultfd", SYS_userfaultfd, 0, 0, 0);
+	probe("io_uring_setup", SYS_io_uring_setup, 1, 0, 0);
+	probe("io_uring_enter", SYS_io_uring_enter, 0, 0, 0);
+	probe("io_uring_register", SYS_io_uring_register, 0, 0, 0);
+	probe("kexec_load", SYS_kexec_load, 0, 0, 0);
+	probe("kexec_file_load", SYS_kexec_file_load, 0, 0, 0);
+	probe("init_module", SYS_init_module, 0, 0, 0);
+	probe("finit_module", SYS_finit_module, 0, 0, 0);
+	probe("delete_module", SYS_delete_module, (long)"x", 0, 0);
+	probe("iopl", SYS_iopl, 3, 0, 0);
+	probe("ioperm", SYS_ioperm, 0, 1, 1);
+	probe("swapon", SYS_swapon, (long)"/tmp/x", 0, 0);
+	probe("swapoff", SYS_swapoff, (long)"/tmp/x", 0, 0);
+	probe("reboot", SYS_reboot, 0, 0, 0);
+	probe("syslog", SYS_syslog, 3, 0, 0);
+	probe("acct", SYS_acct, 0, 0, 0);
+	probe("settimeofday", SYS_settimeofday, 0, 0, 0);
+	probe("clock_settime", SYS_clock_settime, 0, 0, 0);
+	probe("open_by_handle_at", SYS_open_by_handle_at, 0, 0, 0);
+	probe("name_to_handle_at", SYS_name_to_handle_at, 0, 0, 0);
+	probe("personality(ADDR_NO_RANDOMIZE)", SYS_personality, 0x0040000, 0, 0);
+	probe("ioctl(TIOCSTI)", SYS_ioctl, 0, TIOCSTI, (long)"x");
+	probe("ioctl(TIOCSTI|high bits)", SYS_ioctl, 0, 0x100000000L | TIOCSTI, (long)"x");
+	probe("ioctl(TIOCLINUX)", SYS_ioctl, 0, TIOCLINUX, (long)"x");
+	probe("socket(AF_PACKET)", SYS_socket, AF_PACKET, SOCK_RAW, 0);
+	probe("socket(AF_VSOCK)", SYS_socket, AF_VSOCK, SOCK_STREAM, 0);
+	probe("socket(AF_NETLINK)", SYS_socket, AF_NETLINK, SOCK_RAW, 0);
+	return 0;
+}
