@@ -33,8 +33,9 @@ func Defaults() Policy {
 		},
 		FS: FS{
 			// The dynamic loader and libraries; /bin and /lib are links into /usr
-			// on merged-/usr systems and are recreated as links.
-			ReadOnly: []string{"/usr", "/bin", "/lib", "/lib64", "/etc/ld.so.cache"},
+			// on merged-/usr systems and are recreated as links; /etc/alternatives
+			// holds the links that Debian resolves libraries through (libblas).
+			ReadOnly: []string{"/usr", "/bin", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/alternatives"},
 			Proc:     ProcFull,
 		},
 		Net:     Net{Mode: NetNone},

@@ -55,7 +55,7 @@ func Compile(spec Spec) ([]unix.SockFilter, error) {
 	}
 	for i, r := range spec.Rules {
 		if err := addRule(f, r); err != nil {
-			errs = append(errs, fmt.Errorf("seccomp rule %d (%v): %w", i+1, r.Syscalls, err))
+			errs = append(errs, fmt.Errorf("%s (%v): %w", spec.RuleName(i), r.Syscalls, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -182,7 +182,7 @@ func CheckNames(spec Spec) error {
 	for i, r := range spec.Rules {
 		for _, sc := range r.Syscalls {
 			if !known[sc] {
-				errs = append(errs, fmt.Errorf("seccomp rule %d: unknown system call %q on x86_64", i+1, sc))
+				errs = append(errs, fmt.Errorf("%s: unknown system call %q on x86_64", spec.RuleName(i), sc))
 			}
 		}
 	}

@@ -27,6 +27,17 @@ type Spec struct {
 	// listener after loading it, with the filter in force. A filter that
 	// refuses by default allows that sendmsg and execve (see Compile).
 	SetupFd int `json:"setup_fd,omitempty"`
+	// Own is the index of the policy's first own rule in Rules (those
+	// before it are the profile's), for naming rules in errors.
+	Own int `json:"-"`
+}
+
+// RuleName names Rules[i] as the policy author knows it.
+func (s Spec) RuleName(i int) string {
+	if i >= s.Own {
+		return fmt.Sprintf("seccomp rule %d", i-s.Own+1)
+	}
+	return fmt.Sprintf("rule %d of the %s profile", i+1, "default")
 }
 
 // Key identifies a spec's compiled filter (cache file name, embedded check).
@@ -148,6 +159,7 @@ func SpecOf(s policy.Seccomp) (Spec, error) {
 			spec.Rules = append(spec.Rules, r)
 		}
 	}
+	spec.Own = len(spec.Rules)
 	spec.Rules = append(spec.Rules, s.Rules...)
 	return spec, nil
 }

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
 	probe("name_to_handle_at", SYS_name_to_handle_at, 0, 0, 0);
 	probe("personality(ADDR_NO_RANDOMIZE)", SYS_personality, 0x0040000, 0, 0);
 	probe("ioctl(TIOCSTI)", SYS_ioctl, 0, TIOCSTI, (long)"x");
-	probe("ioctl(TIOCSTI|high bits)", SYS_ioctl, 0, 0x100000000L | TIOCSTI, (long)"x");
+	probe("ioctl(TIOCSTI|high-bits)", SYS_ioctl, 0, 0x100000000L | TIOCSTI, (long)"x");
 	probe("ioctl(TIOCLINUX)", SYS_ioctl, 0, TIOCLINUX, (long)"x");
 	probe("socket(AF_PACKET)", SYS_socket, AF_PACKET, SOCK_RAW, 0);
 	probe("socket(AF_VSOCK)", SYS_socket, AF_VSOCK, SOCK_STREAM, 0);

@@ -134,11 +134,11 @@ printf 'TESTS=%q\n' "$tests" >"$root/gojail/tests.conf"
 
 # --- 4. Root filesystem ------------------------------------------------------
 # Merged-/usr layout, because the jail's default policy binds /usr, /bin,
-# /lib, /lib64 and /etc/ld.so.cache read-only and validation wants each to
+# /lib, /lib64, /etc/ld.so.cache and /etc/alternatives read-only and validation wants each to
 # exist. busybox and its applets live in /usr/bin; the tests' probe runs
 # /bin/true, which is the symlink usr/bin/true -> busybox reached through
 # /bin -> usr/bin (busybox picks the applet from argv[0], "/bin/true").
-mkdir -p "$root"/{usr/bin,usr/lib,usr/lib64,etc,dev,proc,sys,tmp,newroot}
+mkdir -p "$root"/{usr/bin,usr/lib,usr/lib64,etc/alternatives,dev,proc,sys,tmp,newroot}
 chmod 1777 "$root/tmp"
 cp "$busybox" "$root/usr/bin/busybox"
 for applet in $("$busybox" --list); do

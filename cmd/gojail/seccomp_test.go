@@ -1,0 +1,143 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gojail/gojail/jail"
+)
+
+// Every system call the default profile refuses answers EPERM inside the
+// jail (clone3: ENOSYS, so that libc falls back to clone).
+func TestDefaultProfileInTheJail(t *testing.T) {
+	probe := compileFile(t, "../../testdata/programs/sysprobe.c")
+	o := gojail(t, "--policy", "exec", probe)
+	o.want(t, jail.StatusOK, 0)
+	lines := strings.Split(strings.TrimSpace(o.res.Stdout), "\n")
+	if len(lines) != 44 {
+		t.Fatalf("%d probes ran, want 44:\n%s", len(lines), o.res.Stdout)
+	}
+	for _, line := range lines {
+		name, got, _ := strings.Cut(line, " ")
+		got = strings.TrimSpace(got)
+		want := "EPERM"
+		if name == "clone3" {
+			want = "ENOSYS"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+
+	for _, abi := range []struct{ arg, errHas string }{
+		{"int80", "i386 system call 20 (int 0x80): foreign system-call ABIs are killed"},
+		{"x32", "x32 system call getpid: foreign system-call ABIs are killed"},
+	} {
+		t.Run(abi.arg, func(t *testing.T) {
+			o := gojail(t, "--policy", "exec", probe, abi.arg)
+			o.want(t, jail.StatusSyscallBlocked, 128+9)
+			if o.res.Stdout != "" || !strings.Contains(o.res.Error, abi.errHas) {
+				t.Fatalf("stdout %q, error %q", o.res.Stdout, o.res.Error)
+			}
+		})
+	}
+}
+
+// A policy can turn any refusal into a kill; the verdict names the call.
+func TestKillRule(t *testing.T) {
+	dir := tempDir(t)
+	pol := writeFile(t, dir, "kill.toml", `base = "python"
+[[seccomp.rules]]
+syscalls = ["mount", "ptrace"]
+action = "kill"
+
+[[seccomp.rules]]
+syscalls = ["getppid"]
+action = "errno"
+errno = "EACCES"
+`, 0o644)
+	t.Run("a killed call", func(t *testing.T) {
+		o := gojail(t, "--policy", pol, "-c", "import ctypes\nprint('before', flush=True)\nctypes.CDLL(None).mount(b'x', b'/tmp', b'tmpfs', 0, None)\nprint('after')")
+		o.want(t, jail.StatusSyscallBlocked, 128+9)
+		if o.res.Stdout != "before\n" || o.res.Error != "blocked mount: the seccomp policy kills it" {
+			t.Fatalf("stdout %q, error %q", o.res.Stdout, o.res.Error)
+		}
+	})
+	t.Run("an errno rule", func(t *testing.T) {
+		o := gojail(t, "--policy", pol, "-c", "import os\ntry:\n    os.getppid()\nexcept OSError as e:\n    print(e.errno)\nelse:\n    print(os.getppid())")
+		o.want(t, jail.StatusOK, 0)
+		// getppid cannot fail in C; Python returns the -1 as is.
+		if o.res.Stdout != "-13\n" && o.res.Stdout != "13\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("the profile's other refusals stay", func(t *testing.T) {
+		o := gojail(t, "--policy", pol, "-c", "import ctypes, ctypes.util\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.chroot(b'/tmp'), ctypes.get_errno())")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "-1 1\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	t.Run("policy check names an unknown system call and its rule", func(t *testing.T) {
+		bad := writeFile(t, dir, "bad.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getpid\", \"frobnicate\"]\naction = \"kill\"\n", 0o644)
+		out, err := exec.Command(gojailBin, "policy", "check", bad).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `seccomp rule 1: unknown system call "frobnicate" on x86_64`) {
+			t.Fatalf("policy check: %v\n%s", err, out)
+		}
+		o := gojail(t, "--policy", bad, "-c", "print(1)")
+		o.want(t, jail.StatusInvalidInput, 125)
+	})
+}
+
+// Ordinary programs keep working under the default profile.
+func TestOrdinaryPrograms(t *testing.T) {
+	tests := []struct {
+		name, policy, code, want string
+	}{
+		{"python threads, subprocess, multiprocessing, sqlite", "python", `
+import threading, subprocess, multiprocessing, sqlite3
+out = []
+ts = [threading.Thread(target=out.append, args=(i,)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(sorted(out))
+print(subprocess.run(["echo", "sub"], capture_output=True, text=True).stdout.strip())
+def sq(x): return x * x
+if __name__ == "__main__":
+    with multiprocessing.Pool(2) as p: print(p.map(sq, [1, 2, 3]))
+db = sqlite3.connect(":memory:"); db.execute("create table t(x)"); db.execute("insert into t values (42)")
+print(db.execute("select x from t").fetchone()[0])
+`, "[0, 1, 2, 3]\nsub\n[1, 4, 9]\n42\n"},
+		{"numpy and pandas", "python", "import numpy, pandas\nprint(numpy.arange(10).sum(), pandas.DataFrame({'a': [1, 2, 3]}).a.sum())", "45 6\n"},
+		{"node with child_process", "node", `const cp = require("child_process"); console.log(cp.execSync("echo child").toString().trim())`, "child\n"},
+		{"a bash pipeline", "bash", "seq 1 100 | sort -rn | head -1 | tr 0 x; echo $(( $(seq 10 | paste -sd+) ))", "1xx\n55\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := gojail(t, "--policy", tc.policy, "--timeout", "20s", "-c", tc.code)
+			o.want(t, jail.StatusOK, 0)
+			if o.res.Stdout != tc.want {
+				t.Fatalf("stdout %q, want %q\nstderr %s", o.res.Stdout, tc.want, o.res.Stderr)
+			}
+		})
+	}
+	t.Run("a C program compiled with gcc", func(t *testing.T) {
+		bin := compile(t, "#include <stdio.h>\n#include <pthread.h>\nstatic void *f(void *a) { return a; }\nint main(void) { pthread_t t; pthread_create(&t, 0, f, 0); pthread_join(t, 0); puts(\"threads ok\"); return 0; }")
+		o := gojail(t, "--policy", "exec", bin)
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "threads ok\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+}
+
+// compileFile compiles a C file of testdata.
+func compileFile(t *testing.T, path string) string {
+	t.Helper()
+	src, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compile(t, "#include \""+src+"\"\n")
+}
