@@ -75,13 +75,14 @@ type supervisor struct {
 	log      func(string, ...any)
 	enforced map[string]string
 
-	plan    *childPlan
-	prog    []unix.SockFilter // the seccomp filter the plan points to
-	fds     []int             // to close when the run ends
-	cg      limits.Cgroup     // nil when no cgroup could be used
-	pid     int
-	pidfd   int32 // set by clone3 (CLONE_PIDFD)
-	started time.Time
+	plan     *childPlan
+	prog     []unix.SockFilter // the seccomp filter the plan points to
+	fds      []int             // to close when the run ends
+	cg       limits.Cgroup     // nil when no cgroup could be used
+	inCgroup bool              // the child was cloned inside its cgroup
+	pid      int
+	pidfd    int32 // set by clone3 (CLONE_PIDFD)
+	started  time.Time
 
 	mu       sync.Mutex
 	killed   string      // why the supervisor killed the jail, first reason wins
@@ -124,19 +125,16 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	}
 
 	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags, plan.newNet))
-	runtime.LockOSThread() // PDEATHSIG is tied to the thread that clones
-	pid, errno := forkChild(plan)
-	runtime.UnlockOSThread()
-	runtime.KeepAlive(plan)
-	if errno != 0 {
-		return nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
+	pid, err := s.fork()
+	if err != nil {
+		return nil, err
 	}
 	s.pid = pid
 	// The child's ends belong to it now.
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		s.closeFd(fd)
 	}
-	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
+	if s.cg != nil && !s.inCgroup {
 		if err := s.cg.Enter(pid); err != nil {
 			s.abort(syncW)
 			return nil, fmt.Errorf("put the jail in its cgroup: %w", err)
@@ -158,6 +156,42 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	}
 	s.closeFd(syncW)
 	return s.watch(ctx, stdoutR, stderrR, reportR, notifyR), nil
+}
+
+// fork clones the jail's init, straight into its cgroup: on v2 with
+// CLONE_INTO_CGROUP, on v1 from a thread that has joined the cgroup and
+// leaves it again. The thread is locked meanwhile, and PDEATHSIG is tied to
+// it (it outlives the run: Go does not end an unlocked thread).
+func (s *supervisor) fork() (int, error) {
+	runtime.LockOSThread()
+	var leave func() error
+	if s.cg != nil && s.plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
+		var err error
+		if leave, err = s.cg.JoinThread(); err != nil {
+			runtime.UnlockOSThread()
+			return 0, fmt.Errorf("join the cgroup: %w", err)
+		}
+	}
+	s.inCgroup = s.cg != nil && (leave != nil || s.plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP != 0)
+	pid, errno := forkChild(s.plan)
+	if leave != nil {
+		if err := leave(); err != nil {
+			// This thread would stay in the jail's cgroup: it is never
+			// unlocked, so Go ends it when this goroutine ends.
+			if errno == 0 {
+				unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)
+				s.pid = pid
+				s.reap()
+			}
+			return 0, fmt.Errorf("leave the cgroup: %w", err)
+		}
+	}
+	runtime.UnlockOSThread()
+	runtime.KeepAlive(s.plan)
+	if errno != 0 {
+		return 0, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
+	}
+	return pid, nil
 }
 
 // prepare turns the policy and input into the child's plan.

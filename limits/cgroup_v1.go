@@ -94,6 +94,26 @@ func (c *v1) set(spec Spec) error {
 	return nil
 }
 
+// JoinThread writes "0" (the calling thread) to each hierarchy's tasks file.
+func (c *v1) JoinThread() (func() error, error) {
+	var joined []string
+	leave := func() error {
+		var errs []error
+		for _, dir := range joined {
+			// The run's directory is <own>/gojail/<run>: back to <own>.
+			errs = append(errs, write(filepath.Dir(filepath.Dir(dir)), "tasks", "0"))
+		}
+		return errors.Join(errs...)
+	}
+	for _, dir := range c.dirs {
+		if err := write(dir, "tasks", "0"); err != nil {
+			return nil, errors.Join(err, leave())
+		}
+		joined = append(joined, dir)
+	}
+	return leave, nil
+}
+
 func (c *v1) Mechanism() string { return "cgroup-v1" }
 func (c *v1) IntoFd() int       { return -1 }
 
