@@ -38,22 +38,22 @@ type childPlan struct {
 	uid, gid    uintptr // the program's user and group inside the jail
 	clearGroups bool    // drop supplementary groups (possible when started as root)
 
-	attachAt *byte      // host directory the new root is attached over before pivot_root
-	rootOpts []fsOpt    // options of the root tmpfs
-	ops      []mountOp  // building the root, in order
-	hostname []byte     // sethostname
-	newNet   bool       // unshare a network namespace (not in cloneFlags: see the child)
-	loUp     bool       // bring up the loopback interface
-	ifreq    [40]byte   // struct ifreq naming "lo" with IFF_UP
-	rlimits  []rlimit   // setrlimit, applied by the jail's init and inherited
-	workdir  *byte      // the program's working directory
-	dot      *byte      // "."
-	path     *byte      // the program, as a path inside the jail
-	argv     []*byte    // NULL-terminated
-	envv     []*byte    // NULL-terminated
-	lastCap  uintptr    // highest capability number of this kernel
-	filter   *sockFprog // seccomp filter, nil for none
-	nofile   rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+	attachAt     *byte      // host directory the new root is attached over before pivot_root
+	rootOpts     []fsOpt    // options of the root tmpfs
+	ops          []mountOp  // building the root, in order
+	hostname     []byte     // sethostname
+	unshareFlags uintptr    // the namespaces the child makes itself (see the child)
+	loUp         bool       // bring up the loopback interface
+	ifreq        [40]byte   // struct ifreq naming "lo" with IFF_UP
+	rlimits      []rlimit   // setrlimit, applied by the jail's init and inherited
+	workdir      *byte      // the program's working directory
+	dot          *byte      // "."
+	path         *byte      // the program, as a path inside the jail
+	argv         []*byte    // NULL-terminated
+	envv         []*byte    // NULL-terminated
+	lastCap      uintptr    // highest capability number of this kernel
+	filter       *sockFprog // seccomp filter, nil for none
+	nofile       rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
 	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
 	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
@@ -149,14 +149,15 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncW), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.ctlW), 0, 0)
 
-	// A network namespace is the costliest to create (every protocol sets
-	// up its state): do it while the supervisor writes our maps, on the
-	// other core. The user namespace's capabilities need no map.
-	if c.newNet {
-		step = stepNetns
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, syscall.CLONE_NEWNET, 0, 0); e1 != 0 {
-			goto fail
-		}
+	// The other namespaces, the network one the costliest (every protocol
+	// sets up its state), are made here while the supervisor writes our
+	// maps, on the other core: only the user and pid namespaces must exist
+	// at clone, and the user namespace's capabilities need no map.
+	step = stepUnshare
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, c.unshareFlags, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if c.unshareFlags&syscall.CLONE_NEWNET != 0 {
 		if c.loUp {
 			step = stepLoopback
 			fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)

@@ -103,7 +103,9 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	for link, target := range map[string]string{"dev/fd": "/proc/self/fd", "dev/stdin": "/proc/self/fd/0", "dev/stdout": "/proc/self/fd/1", "dev/stderr": "/proc/self/fd/2"} {
 		b.add(mountOp{kind: opSymlink, path: cstr(link), src: cstr(target), desc: "/" + link})
 	}
-	b.tmpfs("dev/shm", p.Limits.TmpSize, p.Limits.Inodes, 0o1777, unix.MOUNT_ATTR_NOEXEC)
+	// POSIX shared memory and semaphores (shm_open, multiprocessing) live
+	// in /dev/shm: here it is /tmp, which has the same size cap.
+	b.add(mountOp{kind: opSymlink, path: cstr("dev/shm"), src: cstr("../tmp"), desc: "/dev/shm -> ../tmp"})
 
 	// A fresh /proc of the jail's own pid namespace (nsjail PR 283: never
 	// without nosuid, nodev, noexec).

@@ -124,7 +124,7 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		plan.cloneArgs.cgroup = uint64(s.cg.IntoFd())
 	}
 
-	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags, plan.newNet))
+	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
 	pid, err := s.fork()
 	if err != nil {
 		return nil, err
@@ -198,29 +198,30 @@ func (s *supervisor) fork() (int, error) {
 func (s *supervisor) prepare() (*childPlan, error) {
 	p := s.p
 	c := &childPlan{
-		// The network namespace is unshared by the child, the cgroup
-		// namespace once it is in its cgroup (see child_linux.go).
+		// The child makes the other namespaces itself while the supervisor
+		// writes its maps, and the cgroup namespace once it has been
+		// released, inside its cgroup (see child_linux.go).
 		cloneArgs: cloneArgs{
-			flags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC |
-				syscall.CLONE_NEWUTS | unix.CLONE_PIDFD,
+			flags:      syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | unix.CLONE_PIDFD,
 			exitSignal: uint64(syscall.SIGCHLD),
 		},
-		uid:         uintptr(p.Run.UID),
-		gid:         uintptr(p.Run.GID),
-		clearGroups: os.Geteuid() == 0,
-		attachAt:    cstr("/tmp"),
-		rootOpts:    tmpfsOpts(1<<20, 1024, 0o755),
-		hostname:    []byte(p.Run.Hostname),
-		workdir:     cstr(p.Run.Workdir),
-		dot:         cstr("."),
-		lastCap:     uintptr(lastCap()),
+		unshareFlags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		uid:          uintptr(p.Run.UID),
+		gid:          uintptr(p.Run.GID),
+		clearGroups:  os.Geteuid() == 0,
+		attachAt:     cstr("/tmp"),
+		rootOpts:     tmpfsOpts(1<<20, 1024, 0o755),
+		hostname:     []byte(p.Run.Hostname),
+		workdir:      cstr(p.Run.Workdir),
+		dot:          cstr("."),
+		lastCap:      uintptr(lastCap()),
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:
-		c.newNet = true
+		c.unshareFlags |= syscall.CLONE_NEWNET
 		s.log("network: a new network namespace with no interface up")
 	case policy.NetLoopback:
-		c.newNet = true
+		c.unshareFlags |= syscall.CLONE_NEWNET
 		c.loUp = true
 		copy(c.ifreq[:], "lo")
 		*(*uint16)(unsafe.Pointer(&c.ifreq[unix.IFNAMSIZ])) = unix.IFF_UP
@@ -311,41 +312,25 @@ func (s *supervisor) cgroup() error {
 
 // filter loads the policy's compiled seccomp filter and opens the socket
 // on which the jail sends the filter's listener.
-func (s *supervisor) filter() (*os.File, error) {
-	spec, err := seccomp.SpecOf(s.p.Seccomp)
-	if err == nil {
-		err = seccomp.CheckNames(spec)
-	}
-	if err != nil {
-		return nil, &invalidError{err}
-	}
+func (s *supervisor) filter() (int, error) {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		return nil, fmt.Errorf("getrlimit: %w", err)
+		return -1, fmt.Errorf("getrlimit: %w", err)
 	}
 	s.plan.notifyFd = uintptr(min(lim.Cur, 65536) - 1)
 	if uint64(s.p.Limits.OpenFiles) >= uint64(s.plan.notifyFd) {
-		return nil, &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
+		return -1, &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
 	}
-	if spec.DefaultAction != policy.ActAllow {
-		spec.SetupFd = int(s.plan.notifyFd)
-	}
-	prog, src, err := seccomp.Load(spec)
+	prog, err := s.compiledFilter()
 	if err != nil {
-		var ce *seccomp.CompileError
-		if errors.As(err, &ce) {
-			return nil, &invalidError{err}
-		}
-		return nil, fmt.Errorf("seccomp filter: %w", err)
+		return -1, err
 	}
 	s.prog = prog
 	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
-	s.log("seccomp: %d instructions (%s), default action %s, %d rules", len(prog), src, spec.DefaultAction, len(spec.Rules))
-	s.enforced["seccomp"] = fmt.Sprintf("%s profile, %d rules", s.p.Seccomp.Profile, len(spec.Rules))
 
 	var sp [2]int
 	if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
+		return -1, fmt.Errorf("socketpair: %w", err)
 	}
 	s.plan.notifySock = s.keep(sp[1])
 	s.plan.iobuf[0] = 'L'
@@ -357,7 +342,7 @@ func (s *supervisor) filter() (*os.File, error) {
 	s.plan.msg.SetIovlen(1)
 	s.plan.msg.Control = &s.plan.cmsg[0]
 	s.plan.msg.SetControllen(len(s.plan.cmsg))
-	return os.NewFile(uintptr(s.keep(sp[0])), "seccomp listener socket"), nil
+	return s.keep(sp[0]), nil
 }
 
 func cpuQuota(cpus float64) string {
@@ -371,7 +356,7 @@ var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "
 
 // pipes opens the child's stdio, the release pipe and the report pipe. The
 // child's ends are kept at 3 or above so that its dup3 onto 0-2 is safe.
-func (s *supervisor) pipes() (stdoutR, stderrR, reportR *os.File, syncW int, err error) {
+func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 	c := s.plan
 	pair := func(what string) (r, w int, err error) {
 		var p [2]int
@@ -392,22 +377,22 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR *os.File, syncW int, err
 	if r, c.reportW, err = pair("report"); err != nil {
 		return
 	}
-	reportR = os.NewFile(uintptr(r), "report")
+	reportR = r
 	if r, c.stdio[1], err = pair("stdout"); err != nil {
 		return
 	}
-	stdoutR = os.NewFile(uintptr(r), "stdout")
+	stdoutR = r
 	if r, c.stdio[2], err = pair("stderr"); err != nil {
 		return
 	}
-	stderrR = os.NewFile(uintptr(r), "stderr")
+	stderrR = r
 	stdin := "/dev/null"
 	if s.in.Stdin != "" {
 		stdin = s.in.Stdin
 	}
 	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, nil, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
+		return -1, -1, -1, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
 	}
 	c.stdio[0] = s.keep(fd)
 	c.keepLo, c.keepHi = min(c.reportW, c.ctlR), max(c.reportW, c.ctlR)
@@ -496,7 +481,7 @@ func (s *supervisor) kill(reason string) {
 // pipe, with the wall-clock deadline as its timeout. The report pipe reaches
 // EOF when the jail's init exits, the output pipes when the last process of
 // the jail does; init kills and reaps the whole tree before it exits.
-func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notifyR *os.File) *Result {
+func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notifyR int) *Result {
 	l := &s.p.Limits
 	if ctx.Done() != nil {
 		done := make(chan struct{})
@@ -511,14 +496,14 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notif
 	}
 
 	streams := [3]stream{
-		{fd: int(stdoutR.Fd()), limit: int64(l.Output)},
-		{fd: int(stderrR.Fd()), limit: int64(l.Output)},
-		{fd: int(reportR.Fd()), limit: 1 << 16}, // a few 24-byte records
+		{fd: stdoutR, limit: int64(l.Output)},
+		{fd: stderrR, limit: int64(l.Output)},
+		{fd: reportR, limit: 1 << 16}, // a few 24-byte records
 	}
 	// Besides the streams: the socket that brings the filter's listener,
 	// then the listener itself.
 	const sockIdx, listenIdx = 3, 4
-	notify := [2]int{int(notifyR.Fd()), -1}
+	notify := [2]int{notifyR, -1}
 	defer func() {
 		if notify[1] >= 0 {
 			syscall.Close(notify[1])
@@ -638,6 +623,37 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notif
 func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
 	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(runtime.NumCPU())
 	return time.Now().Add(max(left, time.Millisecond))
+}
+
+// compiledFilter returns the policy's filter: the embedded default profile,
+// or the policy's own rules compiled (or found in the cache).
+func (s *supervisor) compiledFilter() ([]unix.SockFilter, error) {
+	if seccomp.IsDefault(s.p.Seccomp) {
+		s.log("seccomp: the default profile (embedded)")
+		s.enforced["seccomp"] = "default profile"
+		return seccomp.Default()
+	}
+	spec, err := seccomp.SpecOf(s.p.Seccomp)
+	if err == nil {
+		err = seccomp.CheckNames(spec)
+	}
+	if err != nil {
+		return nil, &invalidError{err}
+	}
+	if spec.DefaultAction != policy.ActAllow {
+		spec.SetupFd = int(s.plan.notifyFd)
+	}
+	prog, src, err := seccomp.Load(spec)
+	if err != nil {
+		var ce *seccomp.CompileError
+		if errors.As(err, &ce) {
+			return nil, &invalidError{err}
+		}
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	s.log("seccomp: %d instructions (%s), default action %s, %d rules", len(prog), src, spec.DefaultAction, len(spec.Rules))
+	s.enforced["seccomp"] = fmt.Sprintf("%s profile and %d rules of the policy, default action %s", s.p.Seccomp.Profile, len(s.p.Seccomp.Rules), spec.DefaultAction)
+	return prog, nil
 }
 
 // receiveListener takes the seccomp listener the jail sent with SCM_RIGHTS;
@@ -858,10 +874,7 @@ func goString(p *byte) string {
 }
 
 // nsNames lists the namespaces in clone flags, for --debug.
-func nsNames(flags uint64, net bool) string {
-	if net {
-		flags |= syscall.CLONE_NEWNET
-	}
+func nsNames(flags uint64) string {
 	var names []string
 	for _, ns := range []struct {
 		flag uint64

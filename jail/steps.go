@@ -13,7 +13,7 @@ type Step uint32
 // The child's steps, in the order it takes them (see child_linux.go).
 const (
 	stepNone Step = iota
-	stepNetns
+	stepUnshare
 	stepRelease
 	stepCgroupns
 	stepSetgroups
@@ -57,7 +57,7 @@ const (
 
 var stepNames = [stepCount]string{
 	stepNone:         "none",
-	stepNetns:        "unshare the network namespace",
+	stepUnshare:      "unshare the mount, ipc, uts and network namespaces",
 	stepRelease:      "wait for the supervisor",
 	stepCgroupns:     "unshare the cgroup namespace",
 	stepSetgroups:    "setgroups",

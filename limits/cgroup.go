@@ -1,8 +1,6 @@
 package limits
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -74,15 +72,19 @@ func New(spec Spec) (Cgroup, error) {
 		return nil, &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
 	}
 	name := runName()
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, &ErrNoCgroup{fmt.Sprintf("read /proc/self/cgroup: %v", err)}
+	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return newV2("/sys/fs/cgroup", name, spec)
+		return newV2("/sys/fs/cgroup", own, name, spec)
 	}
 	// v1, or hybrid: v2 at /sys/fs/cgroup/unified is used when it holds the
 	// controllers (a v1 hierarchy that claims a controller takes it away).
 	if hasControllers("/sys/fs/cgroup/unified", "memory", "pids") {
-		return newV2("/sys/fs/cgroup/unified", name, spec)
+		return newV2("/sys/fs/cgroup/unified", own, name, spec)
 	}
-	return newV1(name, spec)
+	return newV1(own, name, spec)
 }
 
 // runName names a run's cgroup after the supervisor's pid, so that a later
@@ -102,30 +104,53 @@ func stale(name string) bool {
 	return syscall.Kill(n, 0) == syscall.ESRCH
 }
 
-// ownCgroup returns this process's cgroup path in the hierarchy that holds
-// controller ("" for the v2 unified hierarchy), from /proc/self/cgroup.
-func ownCgroup(controller string) (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+// ownCgroups maps each controller of this process's cgroups to its path
+// ("" is the v2 unified hierarchy), from /proc/self/cgroup.
+func ownCgroups() (map[string]string, error) {
+	b, err := readFile("/proc/self/cgroup")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
+	own := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
 		for _, c := range strings.Split(parts[1], ",") {
-			if c == controller {
-				return parts[2], nil
-			}
+			own[c] = parts[2]
 		}
 	}
-	return "", fmt.Errorf("no %q hierarchy in /proc/self/cgroup", controller)
+	return own, nil
+}
+
+// readFile reads a small kernel file with plain system calls (os.ReadFile
+// would try to register it with the poller first).
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if n > 0 {
+			buf = buf[:len(buf)+n]
+			continue
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		return buf, err
+	}
 }
 
 func hasControllers(dir string, want ...string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	b, err := readFile(filepath.Join(dir, "cgroup.controllers"))
 	if err != nil {
 		return false
 	}
@@ -157,7 +182,7 @@ func write(dir, file, value string) error {
 
 // readInt reads a control file holding one number.
 func readInt(dir, file string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, file))
+	b, err := readFile(filepath.Join(dir, file))
 	if err != nil {
 		return 0, err
 	}
@@ -167,7 +192,7 @@ func readInt(dir, file string) (int64, error) {
 // readKey reads "key value" from a flat-keyed control file such as
 // memory.events or cpu.stat.
 func readKey(dir, file, key string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, file))
+	b, err := readFile(filepath.Join(dir, file))
 	if err != nil {
 		return 0, err
 	}
@@ -197,7 +222,7 @@ func rmdir(dir string) error {
 
 // killProcs sends SIGKILL to every pid listed in dir/cgroup.procs.
 func killProcs(dir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	b, err := readFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return 0, err
 	}

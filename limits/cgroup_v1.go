@@ -20,23 +20,24 @@ type v1 struct {
 // v1Controllers are the hierarchies a run uses; cpu is optional (quota).
 var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
 
-func newV1(name string, spec Spec) (Cgroup, error) {
+func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 	cg := &v1{dirs: map[string]string{}}
 	for _, ctrl := range v1Controllers {
 		if ctrl == "cpu" && spec.CPUs == 0 {
 			continue
 		}
-		own, err := ownCgroup(ctrl)
-		if err != nil {
-			return nil, &ErrNoCgroup{fmt.Sprintf("cgroup v1 has no %s hierarchy (%v)", ctrl, err)}
+		path, ok := own[ctrl]
+		if !ok {
+			cg.Remove()
+			return nil, &ErrNoCgroup{fmt.Sprintf("cgroup v1 has no %s hierarchy in /proc/self/cgroup", ctrl)}
 		}
-		parent := filepath.Join("/sys/fs/cgroup", ctrl, own, "gojail")
+		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			cg.Remove()
 			return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", parent, err)}
 		}
 		if ctrl == "memory" {
-			removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(n)}).Remove() })
+			removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() })
 		}
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -54,11 +55,11 @@ func newV1(name string, spec Spec) (Cgroup, error) {
 
 // v1Dirs finds the directories of a leftover run named name, in every
 // hierarchy this process shares with it.
-func v1Dirs(name string) map[string]string {
+func v1Dirs(own map[string]string, name string) map[string]string {
 	dirs := map[string]string{}
 	for _, ctrl := range v1Controllers {
-		if own, err := ownCgroup(ctrl); err == nil {
-			dirs[ctrl] = filepath.Join("/sys/fs/cgroup", ctrl, own, "gojail", name)
+		if path, ok := own[ctrl]; ok {
+			dirs[ctrl] = filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail", name)
 		}
 	}
 	return dirs
@@ -161,7 +162,7 @@ func (c *v1) Kill() error {
 		return err
 	}
 	for i := 0; i < 1000; i++ {
-		b, err := os.ReadFile(filepath.Join(fz, "freezer.state"))
+		b, err := readFile(filepath.Join(fz, "freezer.state"))
 		if err != nil || strings.TrimSpace(string(b)) == "FROZEN" {
 			break
 		}

@@ -22,10 +22,10 @@ type v2 struct {
 // process's own cgroup (a cgroup holding processes cannot give controllers
 // to children; its parent is where a delegated subtree lets us create
 // siblings), or the root when this process is in the root.
-func newV2(mount, name string, spec Spec) (Cgroup, error) {
-	own, err := ownCgroup("")
-	if err != nil {
-		return nil, &ErrNoCgroup{err.Error()}
+func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup, error) {
+	own, ok := owns[""]
+	if !ok {
+		return nil, &ErrNoCgroup{"no cgroup v2 line in /proc/self/cgroup"}
 	}
 	base := filepath.Join(mount, filepath.Dir(own))
 	if own == "/" {
@@ -138,7 +138,7 @@ func (c *v2) Remove() error {
 		c.fd = -1
 	}
 	var errs []error
-	if b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
+	if b, err := readFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
 		errs = append(errs, c.Kill())
 	}
 	return errors.Join(append(errs, rmdir(c.dir))...)

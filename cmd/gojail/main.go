@@ -10,6 +10,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 )
@@ -18,6 +19,10 @@ import (
 var version = "dev"
 
 func main() {
+	// One run allocates little and ends soon: no collection, unless the
+	// heap grows past what any run needs (output is capped).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	app := &cli.App{
 		Name:            "gojail",
 		Usage:           "run untrusted code in a jail and report exactly what happened",

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/policy"
 )
 
 // The default profile, compiled by `make generate` (gojail-seccomp
@@ -23,6 +25,16 @@ var (
 	//go:embed default_amd64.key
 	defaultKey string
 )
+
+// IsDefault reports whether a policy's section is the default profile
+// alone, whose filter is embedded: no spec to build, no key to hash.
+func IsDefault(s policy.Seccomp) bool {
+	d := policy.Defaults().Seccomp
+	return s.Profile == d.Profile && s.DefaultAction == d.DefaultAction && s.DefaultErrno == d.DefaultErrno && len(s.Rules) == 0
+}
+
+// Default returns the embedded default profile.
+func Default() ([]unix.SockFilter, error) { return decodeBPF(defaultBPF) }
 
 // Source says where a filter came from, for --debug.
 type Source string
