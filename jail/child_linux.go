@@ -218,29 +218,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 
-	// Clone every bind source first, while the host paths are all in view
-	// (the root is attached over one of them next), and make the clones
-	// read-only, nosuid and nodev recursively, submounts included.
-	for i = range c.ops {
-		op = &c.ops[i]
-		if op.kind != opBind {
-			continue
-		}
-		step = stepOpenTree
-		fd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, atFDCWD, uintptr(unsafe.Pointer(op.src)),
-			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if e1 != 0 {
-			goto failOp
-		}
-		op.treeFd = int(fd)
-		step = stepSetattr
-		attr = mountAttr{set: op.attr}
-		if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, fd, uintptr(unsafe.Pointer(&empty[0])),
-			unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
-			goto failOp
-		}
-	}
-
 	// The new root: a small tmpfs, nosuid and nodev, attached in our private
 	// mount namespace so that pivot_root can enter it.
 	step = stepRootFS
@@ -265,6 +242,9 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	step = stepAttachRoot
 	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
 		atFDCWD, uintptr(unsafe.Pointer(c.attachAt)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
 		goto fail
 	}
 
@@ -316,12 +296,19 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 			if e1 != 0 {
 				goto failOp
 			}
-			step = stepMoveMount
-			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, uintptr(op.treeFd), uintptr(unsafe.Pointer(&empty[0])),
-				rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+			// A recursive bind (the working directory is the new root),
+			// then read-only, nosuid and nodev on it and every submount.
+			step = stepBind
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.path)),
+				0, syscall.MS_BIND|syscall.MS_REC, 0, 0); e1 != 0 {
 				goto failOp
 			}
-			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(op.treeFd), 0, 0)
+			step = stepSetattr
+			attr = mountAttr{set: op.attr}
+			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(op.path)),
+				unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
+				goto failOp
+			}
 		case opFS:
 			step = stepFsopen
 			fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(op.src)), unix.FSOPEN_CLOEXEC, 0)

@@ -42,7 +42,6 @@ type mountOp struct {
 	opts   []fsOpt // fsconfig options of opFS
 	data   []byte  // contents of opFile
 	mode   uint32
-	treeFd int // set by the child: the open_tree clone of src
 
 	desc string // for error messages and --debug; unused by the child
 }

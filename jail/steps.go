@@ -21,7 +21,7 @@ const (
 	stepSetuid
 	stepDumpable
 	stepMountPrivate
-	stepOpenTree
+	stepBind
 	stepSetattr
 	stepRootFS
 	stepAttachRoot
@@ -65,7 +65,7 @@ var stepNames = [stepCount]string{
 	stepSetuid:       "setresuid",
 	stepDumpable:     "prctl(PR_SET_DUMPABLE)",
 	stepMountPrivate: "make / private",
-	stepOpenTree:     "open_tree",
+	stepBind:         "bind",
 	stepSetattr:      "mount_setattr",
 	stepRootFS:       "create the root tmpfs",
 	stepAttachRoot:   "attach the new root",
