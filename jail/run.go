@@ -38,6 +38,8 @@ type Input struct {
 	Stdin string
 	// Log, when set, is told every isolation step in plain words (--debug).
 	Log func(format string, args ...any)
+	// Started, when set, is called once the jail has been released.
+	Started func()
 }
 
 // Run runs in in a jail under policy p, which the caller has validated, and
@@ -155,6 +157,9 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("release the jail: %w", err)
 	}
 	s.closeFd(syncW)
+	if s.in.Started != nil {
+		s.in.Started()
+	}
 	return s.watch(ctx, stdoutR, stderrR, reportR, notifyR), nil
 }
 

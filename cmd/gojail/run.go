@@ -64,8 +64,17 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, err), c.Bool("json"))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	// SIGINT, SIGTERM and SIGHUP stop the jail and still give a result.
+	// They are caught once the jail runs, while its setup keeps the other
+	// core busy (os/signal starts a thread); before that, one of them kills
+	// gojail, PDEATHSIG the jail, and the next run removes its cgroup.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in.Started = func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		go func() { <-sig; cancel() }()
+	}
 	return finish(c, jail.Run(ctx, p, in), c.Bool("json"))
 }
 
