@@ -11,7 +11,7 @@ PKG_FILES := /usr/bin/gcc:gcc /usr/include/seccomp.h:libseccomp-dev /usr/bin/pkg
 	/usr/lib/python3/dist-packages/numpy:python3-numpy /usr/lib/python3/dist-packages/pandas:python3-pandas
 BENCH_FILES := /usr/bin/bwrap:bubblewrap /usr/bin/hyperfine:hyperfine
 
-.PHONY: build generate deps bench-deps demo test test-unit test-rootless bench clean
+.PHONY: build generate deps bench-smoke bench-deps demo test test-unit test-rootless bench clean
 
 build: deps
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
@@ -48,7 +48,7 @@ demo: deps build
 	@echo '$$ gojail run --json --timeout 500ms -c "while True: pass"'
 	@$(BIN) run --json --timeout 500ms -c "while True: pass"; echo "(exit code $$?)"
 
-test: deps build test-unit test-rootless
+test: deps build test-unit test-rootless bench-smoke
 
 # Every test as the caller (root in CI).
 test-unit:
@@ -69,6 +69,11 @@ test-rootless:
 
 bench: bench-deps build
 	testdata/bench/run.sh $(BIN)
+
+# make test checks that make bench still runs, with tiny counts and its
+# figures thrown away: benchmarks are not timed tests.
+bench-smoke: bench-deps build
+	BENCH_RESULTS=/dev/null THROUGHPUT_RUNS=4 testdata/bench/run.sh $(BIN) 2 >/dev/null && echo "bench-smoke: make bench runs"
 
 clean:
 	rm -rf bin
