@@ -20,9 +20,6 @@ func runtime_BeforeFork()
 //go:linkname runtime_AfterFork syscall.runtime_AfterFork
 func runtime_AfterFork()
 
-//go:linkname runtime_AfterForkInChild syscall.runtime_AfterForkInChild
-func runtime_AfterForkInChild()
-
 // childPlan is everything the child does, prepared before the fork.
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
@@ -52,6 +49,7 @@ type childPlan struct {
 	argv         []*byte    // NULL-terminated
 	envv         []*byte    // NULL-terminated
 	lastCap      uintptr    // highest capability number of this kernel
+	ignored      []uintptr  // signals the supervisor's caller left ignored
 	filter       *sockFprog // seccomp filter, nil for none
 	nofile       rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
@@ -141,7 +139,10 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	}
 
 	// ---- The child: pid 1 of the new pid namespace. ----
-	runtime_AfterForkInChild()
+	// Every signal stays blocked, as runtime_BeforeFork left it: Go's
+	// handlers, still installed, can never run here. The init takes SIGCHLD
+	// from a signalfd; pid 2 unblocks just before execve, which resets every
+	// caught signal to its default.
 
 	// Die with the supervisor: PDEATHSIG fires when the thread that cloned
 	// us exits, and the release pipe reads EOF if it died before this line.
@@ -470,13 +471,11 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_UMASK, 0o022, 0, 0)
-	// Default dispositions and an empty mask, whatever our caller ignored.
-	for j = 1; j < 32; j++ {
-		if j != int(syscall.SIGKILL) && j != int(syscall.SIGSTOP) {
-			syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(j), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
-		}
+	// Default dispositions for the signals our caller had ignored (execve
+	// keeps an ignored signal ignored, and resets only the caught ones).
+	for j = range c.ignored {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(c.ignored[j]), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
 	}
-	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 
 	// The listener's socket at its fixed number, then the descriptor limit
 	// that keeps the program below that number.
@@ -513,6 +512,10 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
+	// An empty signal mask for the program (execve keeps the mask). No one
+	// signals this process before execve: it has no terminal, and the
+	// supervisor signals only the init.
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	// Seccomp is the last step before execve, so that the filter need not
 	// allow anything the setup does.
 	if c.filter != nil {

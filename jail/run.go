@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
@@ -220,6 +221,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		workdir:      cstr(p.Run.Workdir),
 		dot:          cstr("."),
 		lastCap:      uintptr(lastCap()),
+		ignored:      ignoredSignals(),
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:
@@ -899,6 +901,18 @@ func cloneHint(errno syscall.Errno) string {
 		return " (creating a user namespace was refused: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or an AppArmor restriction on unprivileged user namespaces)"
 	}
 	return ""
+}
+
+// ignoredSignals lists the signals this process was started with ignored
+// (nohup, a shell's background job): the program gets them back at default.
+func ignoredSignals() []uintptr {
+	var sigs []uintptr
+	for sig := syscall.Signal(1); sig < 32; sig++ {
+		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
+			sigs = append(sigs, uintptr(sig))
+		}
+	}
+	return sigs
 }
 
 var (

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"net"
 	"os"
 	"strings"
@@ -141,5 +143,22 @@ print('GOJAIL_TEST_SECRET' in os.environ, b's3cr3t' in open('/proc/self/environ'
 	o.want(t, jail.StatusOK, 0)
 	if o.res.Stdout != "False False\n" {
 		t.Fatalf("stdout %q", o.res.Stdout)
+	}
+}
+
+// Signals the caller ignored (nohup, a shell's background job) are at their
+// default in the jail; so is the signal mask.
+func TestSignalDispositionsReset(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP INT QUIT PIPE TERM; exec "$0" run --json --policy bash -c 'grep -E "^Sig(Ign|Blk)" /proc/self/status'`, gojailBin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n" {
+		t.Fatalf("status %s, stdout %q", r.Status, r.Stdout)
 	}
 }
