@@ -62,9 +62,9 @@ test-rootless:
 	$(GO) test -c -o "$$dir/gojail.test" ./cmd/gojail && cp $(BIN) bin/gojail-seccomp "$$dir/" && \
 	$(GO) build -o "$$dir/hog" ./testdata/programs/hog && \
 	echo "running the jail tests as nobody (uid 65534)" && \
-	cd "$$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+	cd cmd/gojail && setpriv --reuid=65534 --regid=65534 --clear-groups \
 		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp GOJAIL_BIN="$$dir/gojail" GOJAIL_HOG="$$dir/hog" \
-		./gojail.test -test.count=1 -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|SKIP' ; \
+		"$$dir/gojail.test" -test.count=1 -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|SKIP|_test.go:' ; \
 	exit $${PIPESTATUS[0]}
 
 bench: bench-deps build

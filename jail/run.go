@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
@@ -903,13 +902,16 @@ func cloneHint(errno syscall.Errno) string {
 	return ""
 }
 
-// ignoredSignals lists the signals this process was started with ignored
-// (nohup, a shell's background job): the program gets them back at default.
+// ignoredSignals lists the signals, real-time ones included, that this
+// process was started with ignored (nohup, a shell's background job, a make
+// that ignores signal 32): the program gets them back at their default.
 func ignoredSignals() []uintptr {
 	var sigs []uintptr
-	for sig := syscall.Signal(1); sig < 32; sig++ {
-		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
-			sigs = append(sigs, uintptr(sig))
+	for sig := uintptr(1); sig <= 64; sig++ {
+		var old sigaction
+		_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if e == 0 && old.handler == 1 { // SIG_IGN
+			sigs = append(sigs, sig)
 		}
 	}
 	return sigs

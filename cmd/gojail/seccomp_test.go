@@ -109,13 +109,17 @@ if __name__ == "__main__":
 db = sqlite3.connect(":memory:"); db.execute("create table t(x)"); db.execute("insert into t values (42)")
 print(db.execute("select x from t").fetchone()[0])
 `, "[0, 1, 2, 3]\nsub\n[1, 4, 9]\n42\n"},
-		{"numpy and pandas", "python", "import numpy, pandas\nprint(numpy.arange(10).sum(), pandas.DataFrame({'a': [1, 2, 3]}).a.sum())", "45 6\n"},
+		// 1GiB: without a cgroup memory is an address-space rlimit, and
+		// OpenBLAS reserves address space for a thread per CPU.
+		{"numpy and pandas", "python --memory 1GiB", "import numpy, pandas\nprint(numpy.arange(10).sum(), pandas.DataFrame({'a': [1, 2, 3]}).a.sum())", "45 6\n"},
 		{"node with child_process", "node", `const cp = require("child_process"); console.log(cp.execSync("echo child").toString().trim())`, "child\n"},
 		{"a bash pipeline", "bash", "seq 1 100 | sort -rn | head -1 | tr 0 x; echo $(( $(seq 10 | paste -sd+) ))", "1xx\n55\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := gojail(t, "--policy", tc.policy, "--timeout", "20s", "-c", tc.code)
+			policy, more, _ := strings.Cut(tc.policy, " ")
+			flags := append([]string{"--policy", policy, "--timeout", "20s"}, strings.Fields(more)...)
+			o := gojail(t, append(flags, "-c", tc.code)...)
 			o.want(t, jail.StatusOK, 0)
 			if o.res.Stdout != tc.want {
 				t.Fatalf("stdout %q, want %q\nstderr %s", o.res.Stdout, tc.want, o.res.Stderr)

@@ -1,0 +1,4 @@
+# Allocate and touch memory without end.
+a = []
+while True:
+    a.append(bytearray(1 << 20))

@@ -1,0 +1,2 @@
+# Sleep past any wall-clock limit.
+sleep infinity
