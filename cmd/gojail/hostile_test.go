@@ -23,8 +23,8 @@ type hostileCase struct {
 	flags  []string // before FILE
 	status jail.Status
 	exit   int
-	stdout string // exact, unless has is set
-	has    string // stdout or error contains this
+	stdout string                                            // exact, unless has is set
+	has    string                                            // stdout or error contains this
 	host   func(t *testing.T) ([]string, func(t *testing.T)) // before the run: more flags, and the check after it
 }
 

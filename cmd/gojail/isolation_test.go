@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
