@@ -83,3 +83,16 @@ clean:
 # host's controllers are bound to cgroup v1. See testdata/vm/README.
 test-cgroup2:
 	GO=$(GO) testdata/vm/run.sh
+
+.PHONY: hostile soak
+# The hostile suite as a table (attack, expected, observed), with a minute of
+# concurrent jails and a hundred runs killed at random points; fails unless
+# every row matches. make test runs the same rows with shorter stress.
+hostile: deps build
+	set -o pipefail; cd cmd/gojail && GOJAIL_BIN=$(abspath $(BIN)) GOJAIL_HOSTILE_TABLE=1 GOJAIL_CONCURRENCY_SECONDS=60 GOJAIL_FAULT_RUNS=100 \
+		$(GO) test -count=1 -run 'TestHostile|TestConcurrentJails|TestKilledAtAnyPoint|TestOutOfDescriptors' -v . \
+		| grep -E '^\||^(--- |ok|FAIL|PASS)|stress_test'
+
+# 10,000 runs in a row from one caller; make test runs 300.
+soak: deps build
+	set -o pipefail; GOJAIL_SOAK=10000 $(GO) test -count=1 -timeout 60m -run TestSoak -v ./jail | grep -E 'soak_test|^(--- |ok|FAIL|PASS)'

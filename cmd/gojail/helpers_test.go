@@ -204,3 +204,5 @@ func wstatusSignal(err error) syscall.Signal {
 	}
 	return 0
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

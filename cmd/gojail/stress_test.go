@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gojail/gojail/jail"
+)
+
+// envInt reads a count from the environment (make hostile and make soak
+// raise them), else def.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// Twice as many jails as cores at once, for GOJAIL_CONCURRENCY_SECONDS
+// (make hostile: 60; make test: 5); each checks that it cannot see, signal
+// or share anything with the others.
+func TestConcurrentJails(t *testing.T) {
+	probe, _ := filepath.Abs("../../testdata/hostile/isolation_probe.py")
+	seconds := envInt("GOJAIL_CONCURRENCY_SECONDS", 5)
+	before := countHost(t)
+	cgBefore := len(runCgroups(t))
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	runs, failures := 0, []string{}
+	for w := 0; w < 2*runtime.NumCPU(); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				o := gojail(t, "--timeout", "10s", probe)
+				mu.Lock()
+				runs++
+				if o.res.Status != jail.StatusOK || o.res.Stdout != "isolated\n" {
+					failures = append(failures, string(o.res.Status)+": "+o.res.Stdout+o.res.Stderr+o.res.Error)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d runs, %d at a time, in %ds", runs, 2*runtime.NumCPU(), seconds)
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d runs saw another jail:\n%s", len(failures), runs, strings.Join(failures[:min(5, len(failures))], "\n"))
+	}
+	waitFor(t, func() bool { return countHost(t) == before })
+	if n := len(runCgroups(t)); n != cgBefore {
+		t.Fatalf("run cgroups: %d before, %d after", cgBefore, n)
+	}
+}
+
+// gojail killed with SIGKILL at random points of a run (before the clone,
+// during the setup, while the program runs, during the teardown) leaves
+// nothing behind once a later run has started.
+func TestKilledAtAnyPoint(t *testing.T) {
+	before := countHost(t)
+	cgBefore := len(runCgroups(t))
+	n := envInt("GOJAIL_FAULT_RUNS", 60)
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(gojailBin, "run", "--policy", "bash", "-c", "sleep 0.02; sleep 1 gojail-marker")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// 0 to 30 ms: from before the clone to well into the program.
+		time.Sleep(time.Duration(i%31) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	py(t, "pass") // a later run removes the killed runs' cgroups
+	waitFor(t, func() bool { return countHost(t) == before })
+	if n := len(runCgroups(t)); n != cgBefore {
+		t.Fatalf("run cgroups: %d before, %d after %d killed runs and one more", cgBefore, n, n)
+	}
+}
+
+// Out of file descriptors, gojail refuses with internal_error naming what
+// ran out, and leaves nothing behind.
+func TestOutOfDescriptors(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 12; exec "$0" run --json -- /bin/true`, gojailBin)
+	out, _ := cmd.Output()
+	var o outcome
+	o.exit = cmd.ProcessState.ExitCode()
+	if err := jsonUnmarshal(out, &o.res); err != nil {
+		t.Fatalf("not a JSON result: %q", out)
+	}
+	o.want(t, jail.StatusInternalError, 125)
+	if !strings.Contains(o.res.Error, "too many open files") {
+		t.Fatalf("error %q does not say what ran out", o.res.Error)
+	}
+}

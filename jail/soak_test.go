@@ -1,0 +1,100 @@
+package jail_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gojail/gojail/jail"
+	"github.com/gojail/gojail/policy"
+)
+
+// Many runs in a row from one long-lived caller (the library's use): no
+// growth in the caller's descriptors or memory, nor in the host's
+// processes, mounts, cgroups or temp entries. GOJAIL_SOAK runs (make soak:
+// 10,000; make test: 300).
+func TestSoak(t *testing.T) {
+	n := 300
+	if v, err := strconv.Atoi(os.Getenv("GOJAIL_SOAK")); err == nil && v > 0 {
+		n = v
+	}
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() {
+		r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true"})
+		if r.Status != jail.StatusOK {
+			t.Fatalf("run: %s %s", r.Status, r.Error)
+		}
+	}
+	for i := 0; i < 20; i++ { // warm up: the runtime's own first allocations
+		run()
+	}
+	before := measure(t)
+	for i := 0; i < n; i++ {
+		run()
+	}
+	after := measure(t)
+	t.Logf("%d runs: before %+v, after %+v", n, before, after)
+	if after.fds != before.fds || after.procs > before.procs || after.mounts != before.mounts ||
+		after.cgroups != before.cgroups || after.tmp != before.tmp {
+		t.Fatalf("growth after %d runs: before %+v, after %+v", n, before, after)
+	}
+	if after.rssKB > before.rssKB+8*1024 {
+		t.Fatalf("the caller's RSS grew from %d to %d kB over %d runs", before.rssKB, after.rssKB, n)
+	}
+}
+
+type hostState struct {
+	fds, procs, mounts, cgroups, tmp int
+	rssKB                            int
+}
+
+func measure(t *testing.T) hostState {
+	var s hostState
+	fds, _ := os.ReadDir("/proc/self/fd")
+	s.fds = len(fds)
+	// Processes the jails could have left: children of this process, and
+	// processes of the jails' host user (nobody, when this runs as root).
+	for _, f := range must(filepath.Glob("/proc/self/task/*/children")) {
+		b, _ := os.ReadFile(f)
+		s.procs += len(strings.Fields(string(b)))
+	}
+	if os.Geteuid() == 0 {
+		for _, st := range must(filepath.Glob("/proc/[0-9]*/status")) {
+			b, _ := os.ReadFile(st)
+			if strings.Contains(string(b), "\nUid:\t65534\t") {
+				s.procs++
+			}
+		}
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	s.mounts = strings.Count(string(mi), "\n")
+	for _, pattern := range []string{"/sys/fs/cgroup/*/gojail/*", "/sys/fs/cgroup/*/*/gojail/*", "/sys/fs/cgroup/*/*/*/gojail/*"} {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				s.cgroups++
+			}
+		}
+	}
+	tmp, _ := os.ReadDir(os.TempDir())
+	for _, e := range tmp {
+		if strings.HasPrefix(e.Name(), "gojail") {
+			s.tmp++
+		}
+	}
+	st, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			s.rssKB, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return s
+}
+
+func must(m []string, _ error) []string { return m }
