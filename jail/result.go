@@ -36,6 +36,17 @@ type Result struct {
 	MemoryPeakBytes int64             `json:"memory_peak_bytes"`
 	Enforced        map[string]string `json:"enforced"`
 	Error           string            `json:"error"`
+	// SeccompLog lists, with --seccomp-log, every system call the policy
+	// refused (or logged), with what it did and which rule said so.
+	SeccompLog []SeccompEvent `json:"seccomp_log,omitempty"`
+}
+
+// SeccompEvent is a system call the seccomp policy refused, in log mode.
+type SeccompEvent struct {
+	Syscall string `json:"syscall"`
+	Action  string `json:"action"` // "errno EPERM", "kill", "log", "trap"
+	Rule    string `json:"rule"`   // "seccomp rule 2", "rule 5 of the default profile", "the default action"
+	Count   int    `json:"count"`
 }
 
 // Failed builds the result of a run that did not happen.

@@ -40,6 +40,9 @@ type Input struct {
 	Log func(format string, args ...any)
 	// Started, when set, is called once the jail has been released.
 	Started func()
+	// SeccompLog runs the filter in log mode: every call the policy refuses
+	// is recorded in the result, then answered as the policy would.
+	SeccompLog bool
 }
 
 // Run runs in in a jail under policy p, which the caller has validated, and
@@ -87,9 +90,11 @@ type supervisor struct {
 	started  time.Time
 
 	mu       sync.Mutex
-	killed   string      // why the supervisor killed the jail, first reason wins
-	hardKill *time.Timer // SIGKILL for an init that does not stop when asked
-	blocked  string      // the system call the filter stopped, in words
+	killed   string       // why the supervisor killed the jail, first reason wins
+	hardKill *time.Timer  // SIGKILL for an init that does not stop when asked
+	blocked  string       // the system call the filter stopped, in words
+	spec     seccomp.Spec // the filter's rules, for log mode
+	events   []SeccompEvent
 }
 
 // The reasons the supervisor kills a jail.
@@ -618,6 +623,7 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notif
 			r.MemoryPeakBytes = usage.MemoryPeak
 		}
 	}
+	r.SeccompLog = s.events
 	s.verdict(r, ws, decodeReports(streams[2].buf), killed, usage)
 	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
 	return r
@@ -634,7 +640,7 @@ func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
 // compiledFilter returns the policy's filter: the embedded default profile,
 // or the policy's own rules compiled (or found in the cache).
 func (s *supervisor) compiledFilter() ([]unix.SockFilter, error) {
-	if seccomp.IsDefault(s.p.Seccomp) {
+	if seccomp.IsDefault(s.p.Seccomp) && !s.in.SeccompLog {
 		s.log("seccomp: the default profile (embedded)")
 		s.enforced["seccomp"] = "default profile"
 		return seccomp.Default()
@@ -649,6 +655,8 @@ func (s *supervisor) compiledFilter() ([]unix.SockFilter, error) {
 	if spec.DefaultAction != policy.ActAllow {
 		spec.SetupFd = int(s.plan.notifyFd)
 	}
+	spec.LogMode = s.in.SeccompLog
+	s.spec = spec
 	prog, src, err := seccomp.Load(spec)
 	if err != nil {
 		var ce *seccomp.CompileError
@@ -714,6 +722,11 @@ func (s *supervisor) notification(listener int) {
 		what = fmt.Sprintf("i386 system call %d (int 0x80): foreign system-call ABIs are killed", n.nr)
 	case n.arch == auditArchX8664 && n.nr&x32SyscallBit != 0:
 		what = fmt.Sprintf("x32 system call %s: foreign system-call ABIs are killed", seccomp.Name(int(n.nr&^x32SyscallBit)))
+	case n.arch == auditArchX8664 && s.spec.LogMode:
+		if s.logged(listener, &n) {
+			return
+		}
+		what = fmt.Sprintf("%s: the seccomp policy kills it", seccomp.Name(int(n.nr)))
 	case n.arch == auditArchX8664:
 		what = fmt.Sprintf("%s: the seccomp policy kills it", seccomp.Name(int(n.nr)))
 	default:
@@ -725,6 +738,54 @@ func (s *supervisor) notification(listener int) {
 	}
 	s.mu.Unlock()
 	s.kill(killSyscall)
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// logged records a refusal in log mode and answers it as the policy would:
+// an errno, or (log and trap) letting the call run, a trap being recorded
+// as one. It returns false for a kill, which the caller carries out.
+func (s *supervisor) logged(listener int, n *seccompNotif) bool {
+	action, errno, rule := s.spec.Decide(int(n.nr), n.args)
+	name := seccomp.Name(int(n.nr))
+	desc := action
+	if action == policy.ActErrno {
+		desc += " " + unix.ErrnoName(unix.Errno(errno))
+	}
+	where := "the default action"
+	if rule >= 0 {
+		where = s.spec.RuleName(rule)
+	}
+	s.record(SeccompEvent{Syscall: name, Action: desc, Rule: where})
+	resp := seccompNotifResp{id: n.id}
+	switch action {
+	case policy.ActKill:
+		return false
+	case policy.ActErrno:
+		resp.error = -int32(errno)
+	default: // allow (by a rule), log, trap: the call runs
+		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	}
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	return true
+}
+
+// record counts one refusal of log mode.
+func (s *supervisor) record(e SeccompEvent) {
+	for i := range s.events {
+		if s.events[i].Syscall == e.Syscall && s.events[i].Action == e.Action {
+			s.events[i].Count++
+			return
+		}
+	}
+	e.Count = 1
+	s.events = append(s.events, e)
 }
 
 func (s *supervisor) isKilled() bool {

@@ -37,6 +37,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "net", Usage: "none, loopback or host"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"},
+			&cli.BoolFlag{Name: "seccomp-log", Usage: "record every system call the seccomp policy refuses (in the JSON result's seccomp_log, else on stderr), answering each as the policy would"},
 		},
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("%v (see gojail run --help)", err)), jsonWanted())
@@ -145,6 +146,7 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 		}
 		in.Stdin = s
 	}
+	in.SeccompLog = c.Bool("seccomp-log")
 	if c.Bool("debug") {
 		start := time.Now()
 		in.Log = func(format string, a ...any) {
@@ -243,6 +245,9 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	} else {
 		os.Stdout.WriteString(r.Stdout)
 		os.Stderr.WriteString(r.Stderr)
+		for _, e := range r.SeccompLog {
+			fmt.Fprintf(os.Stderr, "gojail: seccomp: %s: %s (%s), %d times\n", e.Syscall, e.Action, e.Rule, e.Count)
+		}
 		if r.StdoutTruncated || r.StderrTruncated {
 			fmt.Fprintf(os.Stderr, "gojail: output truncated (stdout %d bytes, stderr %d bytes written)\n", r.StdoutBytes, r.StderrBytes)
 		}

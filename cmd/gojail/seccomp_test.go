@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -144,4 +145,40 @@ func compileFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return compile(t, "#include \""+src+"\"\n")
+}
+
+// --seccomp-log records every refusal with its rule, and answers it as the
+// policy would: the program sees the same errors.
+func TestSeccompLog(t *testing.T) {
+	o := gojail(t, "--seccomp-log", "-c", `import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.mount(b"x", b"/tmp", b"tmpfs", 0, None), ctypes.get_errno())
+for _ in range(2):
+    print(libc.chroot(b"/tmp"), ctypes.get_errno())
+`)
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "-1 1\n-1 1\n-1 1\n" {
+		t.Fatalf("stdout %q", o.res.Stdout)
+	}
+	want := []jail.SeccompEvent{
+		{Syscall: "mount", Action: "errno EPERM", Rule: "rule 1 of the default profile", Count: 1},
+		{Syscall: "chroot", Action: "errno EPERM", Rule: "rule 1 of the default profile", Count: 2},
+	}
+	var got []jail.SeccompEvent
+	for _, e := range o.res.SeccompLog {
+		if e.Syscall != "clone3" { // python may start a thread; clone3 answers ENOSYS
+			got = append(got, e)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("seccomp_log %+v, want %+v", o.res.SeccompLog, want)
+	}
+	t.Run("a kill rule still kills", func(t *testing.T) {
+		pol := writeFile(t, tempDir(t), "kill.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"mount\"]\naction = \"kill\"\n", 0o644)
+		o := gojail(t, "--seccomp-log", "--policy", pol, "-c", "import ctypes\nctypes.CDLL(None).mount(b'x', b'/tmp', b'tmpfs', 0, None)\nprint('after')")
+		o.want(t, jail.StatusSyscallBlocked, 128+9)
+		if o.res.Stdout != "" || len(o.res.SeccompLog) == 0 || o.res.SeccompLog[len(o.res.SeccompLog)-1] != (jail.SeccompEvent{Syscall: "mount", Action: "kill", Rule: "seccomp rule 1", Count: 1}) {
+			t.Fatalf("stdout %q, log %+v", o.res.Stdout, o.res.SeccompLog)
+		}
+	})
 }

@@ -20,7 +20,7 @@ import (
 // and names the call; so do kill rules (SECCOMP_RET_USER_NOTIF, Linux 5.0).
 // Every problem is reported, each naming its rule.
 func Compile(spec Spec) ([]unix.SockFilter, error) {
-	def, err := action(spec.DefaultAction, spec.DefaultErrno)
+	def, err := spec.action(spec.DefaultAction, spec.DefaultErrno)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp.default_action: %w", err)
 	}
@@ -53,13 +53,13 @@ func Compile(spec Spec) ([]unix.SockFilter, error) {
 			rules = append(rules, policy.SeccompRule{Syscalls: []string{"execve"}, Action: policy.ActAllow})
 		}
 		for _, r := range rules {
-			if err := addRule(f, r); err != nil {
+			if err := spec.addRule(f, r); err != nil {
 				errs = append(errs, fmt.Errorf("gojail's own rule for %v: %w", r.Syscalls, err))
 			}
 		}
 	}
 	for i, r := range spec.Rules {
-		if err := addRule(f, r); err != nil {
+		if err := spec.addRule(f, r); err != nil {
 			errs = append(errs, fmt.Errorf("%s (%v): %w", spec.RuleName(i), r.Syscalls, err))
 		}
 	}
@@ -88,7 +88,7 @@ func export(f *libseccomp.ScmpFilter) ([]unix.SockFilter, error) {
 	return decodeBPF(raw)
 }
 
-func addRule(f *libseccomp.ScmpFilter, r policy.SeccompRule) error {
+func (spec Spec) addRule(f *libseccomp.ScmpFilter, r policy.SeccompRule) error {
 	errno := 0
 	if r.Action == policy.ActErrno {
 		n, err := ParseErrno(r.Errno)
@@ -97,9 +97,12 @@ func addRule(f *libseccomp.ScmpFilter, r policy.SeccompRule) error {
 		}
 		errno = n
 	}
-	act, err := action(r.Action, errno)
+	act, err := spec.action(r.Action, errno)
 	if err != nil {
 		return err
+	}
+	if def, _ := spec.action(spec.DefaultAction, spec.DefaultErrno); act == def {
+		return nil // log mode: the rule's refusal goes to the supervisor, as the default's does
 	}
 	var conds []libseccomp.ScmpCondition
 	for _, a := range r.Args {
@@ -128,20 +131,15 @@ func addRule(f *libseccomp.ScmpFilter, r policy.SeccompRule) error {
 	return errors.Join(errs...)
 }
 
-// names reports whether a rule names the system call.
-func names(rules []policy.SeccompRule, name string) bool {
-	for _, r := range rules {
-		for _, sc := range r.Syscalls {
-			if sc == name {
-				return true
-			}
+// action maps a policy action to libseccomp's. In log mode every refusal
+// goes to the supervisor, which records it and answers as the policy would.
+func (spec Spec) action(name string, errno int) (libseccomp.ScmpAction, error) {
+	if spec.LogMode && name != policy.ActAllow {
+		if _, err := (Spec{}).action(name, errno); err != nil {
+			return 0, err
 		}
+		return libseccomp.ActNotify, nil
 	}
-	return false
-}
-
-// action maps a policy action to libseccomp's.
-func action(name string, errno int) (libseccomp.ScmpAction, error) {
 	switch name {
 	case policy.ActAllow:
 		return libseccomp.ActAllow, nil

@@ -114,9 +114,20 @@ func TestDefaultProfileOffline(t *testing.T) {
 		{"x32 read goes to the supervisor", archX8664, x32Bit | unix.SYS_READ, nil, retNotify},
 		{"x32 mount", archX8664, x32Bit | unix.SYS_MOUNT, nil, retNotify},
 	}
+	spec := mustSpec(t)
 	for _, tc := range tests {
 		if got := run(t, prog, tc.arch, tc.nr, tc.args...); got != tc.want {
 			t.Errorf("%s: got %#x, want %#x", tc.name, got, tc.want)
+		}
+		// Log mode's evaluator reads the rules as the filter does.
+		if tc.arch == archX8664 && tc.nr&x32Bit == 0 {
+			var args [6]uint64
+			copy(args[:], tc.args)
+			action, errno, _ := spec.Decide(tc.nr, args)
+			want := map[string]uint32{"allow": retAllow, "errno": retErrno | uint32(errno)}[action]
+			if want != tc.want {
+				t.Errorf("%s: Decide says %s %d, the filter %#x", tc.name, action, errno, tc.want)
+			}
 		}
 	}
 }

@@ -27,6 +27,8 @@ type Spec struct {
 	// listener after loading it, with the filter in force. A filter that
 	// refuses by default allows that sendmsg and execve (see Compile).
 	SetupFd int `json:"setup_fd,omitempty"`
+	// LogMode sends every refusal to the supervisor (--seccomp-log).
+	LogMode bool `json:"log_mode,omitempty"`
 	// Own is the index of the policy's first own rule in Rules (those
 	// before it are the profile's), for naming rules in errors.
 	Own int `json:"-"`
