@@ -101,3 +101,25 @@ func TestOutOfDescriptors(t *testing.T) {
 		t.Fatalf("error %q does not say what ran out", o.res.Error)
 	}
 }
+
+// gojail keeps no state on disk but the seccomp filter cache: with the cache
+// on a full disk, a policy's filter is compiled again, and the run works.
+func TestFullCacheDisk(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root to mount a small tmpfs to fill")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	os.WriteFile(filepath.Join(dir, "fill"), make([]byte, 1<<20), 0o600) // fails when full, as meant
+	pol := writeFile(t, tempDir(t), "kill.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"kcmp\"]\naction = \"kill\"\n", 0o644)
+	for i := 0; i < 2; i++ {
+		o := gojailWith(t, runOpts{env: []string{"XDG_CACHE_HOME=" + dir}}, "--policy", pol, "-c", "print('ran')")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "ran\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	}
+}
