@@ -294,7 +294,9 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 			} else {
 				_, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0)
 			}
-			if e1 != 0 {
+			// A bind nested in another bind finds its mount point there
+			// already, on a read-only mount: mount(2) says if it is missing.
+			if e1 != 0 && e1 != syscall.EEXIST && e1 != syscall.EROFS {
 				goto failOp
 			}
 			// A recursive bind (the working directory is the new root),

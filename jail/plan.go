@@ -49,7 +49,7 @@ type mountOp struct {
 // buildMounts turns the policy into the ordered steps that build the root.
 // code is the submitted file, written into the work directory (nil: none).
 func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
-	b := &mountBuilder{made: map[string]bool{".": true}}
+	b := &mountBuilder{made: map[string]bool{".": true}, bound: map[string]bool{}}
 	const roBind = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
 
 	// Read-only binds of host paths, parents before children.
@@ -65,6 +65,9 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 		rel := strings.TrimPrefix(src, "/")
 		b.parents(rel)
 		switch {
+		case st.Mode()&os.ModeSymlink != 0 && b.inBind(filepath.Dir(rel)):
+			// A link inside a bound directory is there already.
+			continue
 		case st.Mode()&os.ModeSymlink != 0:
 			// /bin -> usr/bin on merged-/usr systems: the same link in the jail.
 			target, err := os.Readlink(src)
@@ -74,6 +77,9 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 			b.add(mountOp{kind: opSymlink, path: cstr(rel), src: cstr(target), desc: "/" + rel + " -> " + target})
 		default:
 			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(src), isFile: !st.IsDir(), attr: roBind, desc: src + " (read-only)"})
+			if st.IsDir() {
+				b.bound[rel] = true
+			}
 		}
 		b.made[rel] = true
 		bound[rel] = true
@@ -133,20 +139,32 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 }
 
 type mountBuilder struct {
-	ops  []mountOp
-	made map[string]bool
+	ops   []mountOp
+	made  map[string]bool
+	bound map[string]bool // directories bound from the host
 }
 
 func (b *mountBuilder) add(op mountOp) { b.ops = append(b.ops, op) }
 
-// parents creates every missing directory above rel.
+// parents creates every missing directory above rel; none inside a bind,
+// whose directories come from the host.
 func (b *mountBuilder) parents(rel string) {
 	dir := filepath.Dir(rel)
-	if b.made[dir] {
+	if b.made[dir] || b.inBind(dir) {
 		return
 	}
 	b.parents(dir)
 	b.dir(dir, 0o755)
+}
+
+// inBind reports whether rel is inside a directory bound from the host.
+func (b *mountBuilder) inBind(rel string) bool {
+	for d := rel; d != "."; d = filepath.Dir(d) {
+		if b.bound[d] {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *mountBuilder) dir(rel string, mode uint32) {

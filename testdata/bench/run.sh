@@ -38,14 +38,37 @@ bench csv "/usr/bin/python3 $out/csvjob.py" "$gojail run $out/csvjob.py" "$bwrap
 # Throughput: 1,000 short runs, two at a time.
 n=${THROUGHPUT_RUNS:-1000}
 n=${n:-1000}
-tp() { local s e; s=$(date +%s%N); seq "$n" | xargs -P2 -I{} sh -c "$1" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+tp_p() { local s e; s=$(date +%s%N); seq "$n" | xargs -P"$2" -I{} sh -c "$1" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+tp() { tp_p "$1" 2; }
 tp_bare=$(tp "/bin/true")
 tp_gojail=$(tp "$gojail run -- /bin/true")
 tp_bwrap=$(tp "$bwrap /bin/true")
 
-/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" <<'PY'
+# Scaling with runs at once: N runs of /bin/true with P at a time, per run.
+scale=""
+for p in 1 2 4 8; do
+	scale="$scale $p:$(tp_p "$gojail run -- /bin/true" "$p"):$(tp_p "/bin/true" "$p")"
+done
+
+# Scaling with the policy's binds: 5 (the default's), 50 and 500 (more
+# directories of /usr/share, each its own read-only bind).
+for nb in 50 500; do
+	{
+		echo 'base = "exec"'
+		echo '[fs]'
+		printf 'ro = ["/usr", "/bin", "/lib", "/lib64", "/etc/ld.so.cache"'
+		ls -d /usr/share/*/*/ | sed -n "1,$((nb - 5))p" | sed 's#/$##' | while read -r d; do printf ', "%s"' "$d"; done
+		echo ']'
+	} >"$out/binds$nb.toml"
+done
+hyperfine -N --style none --warmup 10 --runs "$runs" --export-json "$out/binds.json" \
+	-n 5 "$gojail run -- /bin/true" -n 50 "$gojail run --policy $out/binds50.toml -- /bin/true" \
+	-n 500 "$gojail run --policy $out/binds500.toml -- /bin/true" >/dev/null 2>&1
+
+/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" "$scale" <<'PY'
 import json, os, platform, statistics, subprocess, sys, datetime
 out, n, tps, path = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3:6]], sys.argv[6]
+scale = [tuple(int(v) for v in x.split(":")) for x in sys.argv[7].split()]
 rows = []
 for name, label in [("true", "/bin/true"), ("python", "python3 -c pass"), ("node", "node, a file holding 0"), ("csv", "CSV job (100,000 rows)")]:
     res = {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(os.path.join(out, name + ".json")))["results"]}
@@ -53,6 +76,10 @@ for name, label in [("true", "/bin/true"), ("python", "python3 -c pass"), ("node
     rows.append(f"| {label} | {b:.2f} ms | {g:.2f} ms | {w:.2f} ms | +{g - b:.2f} ms | {g / b:.2f} | {g / w:.2f} |")
 per = [t / n / 1000 for t in tps]
 rows.append(f"| {n} runs, 2 at a time (per run) | {per[0]:.2f} ms | {per[1]:.2f} ms | {per[2]:.2f} ms | +{per[1] - per[0]:.2f} ms | {per[1] / per[0]:.2f} | {per[1] / per[2]:.2f} |")
+bres = {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(os.path.join(out, "binds.json")))["results"]}
+def per_bind(k):
+    return "" if k == "5" else "%.1f µs" % ((bres[k] - bres["5"]) / (int(k) - 5) * 1000)
+binds = [f"| {k} | {bres[k]:.2f} ms | {per_bind(k)} |" for k in ("5", "50", "500")]
 kernel = platform.release()
 cpus = os.cpu_count()
 text = "\n".join([
@@ -62,7 +89,13 @@ text = "\n".join([
     "",
     "| workload | bare | gojail | bubblewrap | gojail - bare | gojail / bare | gojail / bubblewrap |",
     "|---|---|---|---|---|---|---|",
-    *rows, ""])
+    *rows, "",
+    f"Runs at once ({n} runs of /bin/true, P at a time): wall time per run, gojail and bare.", "",
+    "| at once | gojail | bare | gojail / bare |", "|---|---|---|---|",
+    *[f"| {p} | {g / n / 1000:.2f} ms | {b / n / 1000:.2f} ms | {g / b:.2f} |" for p, g, b in scale], "",
+    "Binds in the policy (gojail run -- /bin/true):", "",
+    "| binds | median | per extra bind |", "|---|---|---|",
+    *binds, ""])
 open(path, "w").write(text)
 print(text)
 PY
