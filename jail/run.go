@@ -89,12 +89,13 @@ type supervisor struct {
 	pidfd    int32 // set by clone3 (CLONE_PIDFD)
 	started  time.Time
 
-	mu       sync.Mutex
-	killed   string       // why the supervisor killed the jail, first reason wins
-	hardKill *time.Timer  // SIGKILL for an init that does not stop when asked
-	blocked  string       // the system call the filter stopped, in words
-	spec     seccomp.Spec // the filter's rules, for log mode
-	events   []SeccompEvent
+	mu          sync.Mutex
+	killed      string       // why the supervisor killed the jail, first reason wins
+	hardKill    *time.Timer  // SIGKILL for an init that does not stop when asked
+	blocked     string       // the system call the filter stopped, in words
+	spec        seccomp.Spec // the filter's rules, for log mode
+	rlimitNames []string     // the init's rlimits, by index, for errors
+	events      []SeccompEvent
 }
 
 // The reasons the supervisor kills a jail.
@@ -317,6 +318,7 @@ func (s *supervisor) cgroup() error {
 			continue
 		}
 		s.plan.rlimits = append(s.plan.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
+		s.rlimitNames = append(s.rlimitNames, rl.Name)
 	}
 	return nil
 }
@@ -914,8 +916,8 @@ func (s *supervisor) childError(rep report) *ChildError {
 			e.Detail = s.plan.ops[e.Index].desc
 		}
 	case stepRlimit:
-		if rl := limits.Rlimits(&s.p.Limits, s.cg != nil); e.Index < len(rl) {
-			e.Detail = rl[e.Index].Name
+		if e.Index < len(s.rlimitNames) {
+			e.Detail = s.rlimitNames[e.Index]
 		}
 	case stepExec:
 		e.Detail = goString(s.plan.path)
