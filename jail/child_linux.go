@@ -50,6 +50,7 @@ type childPlan struct {
 	envv         []*byte    // NULL-terminated
 	lastCap      uintptr    // highest capability number of this kernel
 	ignored      []uintptr  // signals the supervisor's caller left ignored
+	scrub        [][]byte   // the argv and environment areas, blanked in the init
 	filter       *sockFprog // seccomp filter, nil for none
 	nofile       rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
@@ -380,16 +381,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 
-	// Resource limits, inherited by the program and all it starts.
-	step = stepRlimit
-	for i = range c.rlimits {
-		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
-			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
-			goto failOp
-		}
-	}
-	i = 0
-
 	// A new session with no controlling terminal (TIOCSTI, CVE-2017-5226),
 	// so that the terminal's signals never reach the jail.
 	step = stepSetsid
@@ -426,6 +417,13 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		// peak memory of the whole tree reach the supervisor's wait4. (When
 		// the namespace's init simply exits, the kernel reaps the rest with
 		// SIGCHLD ignored and their usage is lost.)
+		// /proc/1/cmdline shows anyone in the jail this process's argv:
+		// the supervisor's. Blank it, and the environment with it.
+		for j = range c.scrub {
+			for i = range c.scrub[j] {
+				c.scrub[j][i] = 0
+			}
+		}
 		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, uintptr(c.keepLo-1), 0)
 		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepLo+1), uintptr(c.keepHi-1), 0)
 		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepHi+1), ^uintptr(0), 0)
@@ -492,6 +490,35 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 
+	// Resource limits, on the program and all it starts, not on the init:
+	// the program could otherwise get the init killed by its own limits.
+	step = stepRlimit
+	for i = range c.rlimits {
+		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
+			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
+			goto failOp
+		}
+	}
+	i = 0
+
+	// The OOM killer's first choice: any process of the program before the
+	// init, whose death would leave the run without its report. The file
+	// belongs to this process's user only once it is dumpable again (the
+	// init is not; execve decides for the program anyway), and no other
+	// process of the jail exists yet to take advantage of it.
+	step = stepOOMScore
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0); e1 != 0 {
+		goto fail
+	}
+	fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	if e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax))); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+
 	// No capability survives: the bounding set, the ambient set, then all
 	// of effective, permitted and inheritable (the uid is not 0, so execve
 	// would clear most of them anyway).
@@ -549,9 +576,11 @@ failOp:
 
 // Constant C strings the child uses.
 var (
-	slash     = [2]byte{'/', 0}
-	empty     = [1]byte{0}
-	tmpfsName = [6]byte{'t', 'm', 'p', 'f', 's', 0}
+	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
+	oomMax      = [4]byte{'1', '0', '0', '0'}
+	slash       = [2]byte{'/', 0}
+	empty       = [1]byte{0}
+	tmpfsName   = [6]byte{'t', 'm', 'p', 'f', 's', 0}
 )
 
 const (

@@ -39,6 +39,7 @@ const (
 	stepPivotRoot
 	stepChdir
 	stepRlimit
+	stepOOMScore
 	stepSetsid
 	stepStdio
 	stepCloseFds
@@ -83,6 +84,7 @@ var stepNames = [stepCount]string{
 	stepPivotRoot:    "pivot_root",
 	stepChdir:        "chdir",
 	stepRlimit:       "setrlimit",
+	stepOOMScore:     "raise oom_score_adj",
 	stepSetsid:       "setsid",
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",

@@ -33,6 +33,10 @@ func Rlimits(l *policy.Limits, withCgroup bool) []Rlimit {
 		{"RLIMIT_CORE", unix.RLIMIT_CORE, 0, 0}, // no core files
 		{"RLIMIT_MEMLOCK", unix.RLIMIT_MEMLOCK, 64 << 10, 64 << 10},
 		{"RLIMIT_MSGQUEUE", unix.RLIMIT_MSGQUEUE, 0, 0},
+		// Queued signals are charged to the user namespace's owner too (the
+		// host's root, when gojail runs as root): without a limit one jail
+		// could take every user's quota (Linux 5.14 ucounts).
+		{"RLIMIT_SIGPENDING", unix.RLIMIT_SIGPENDING, 256, 256},
 	}
 	if !withCgroup {
 		// +1: the jail's init counts as one of the user's processes.

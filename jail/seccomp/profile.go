@@ -99,6 +99,18 @@ func DefaultProfile() []policy.SeccompRule {
 		// on an allowed family are refused too.
 		{Syscalls: []string{"socket"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, ">=", unix.AF_INET6+1, 0)},
 		{Syscalls: []string{"socket"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "==", unix.AF_UNSPEC, 0)},
+		// socketpair makes only unix sockets that work; others reach
+		// family code the filter keeps away from socket().
+		{Syscalls: []string{"socketpair"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "==", unix.AF_UNSPEC, 0)},
+		{Syscalls: []string{"socketpair"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, ">=", unix.AF_UNIX+1, 0)},
+		// Another process's limits: the program and the jail's init share a
+		// uid, which is all prlimit checks; the program could make the init
+		// die of its own limits.
+		{Syscalls: []string{"prlimit64"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "!=", 0, 0)},
+		// inotify watches on the read-only binds, which the host and every
+		// run share, would show what they open; and every instance counts
+		// against the host user's quota (128 by default).
+		eperm("inotify_init", "inotify_init1"),
 	}
 	for af := uint64(unix.AF_INET + 1); af < unix.AF_INET6; af++ {
 		rules = append(rules, policy.SeccompRule{Syscalls: []string{"socket"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "==", af, 0)})

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -77,5 +78,9 @@ int main(int argc, char **argv) {
 	probe("socket(AF_PACKET)", SYS_socket, AF_PACKET, SOCK_RAW, 0);
 	probe("socket(AF_VSOCK)", SYS_socket, AF_VSOCK, SOCK_STREAM, 0);
 	probe("socket(AF_NETLINK)", SYS_socket, AF_NETLINK, SOCK_RAW, 0);
+	int sv[2];
+	probe("socketpair(AF_NETLINK)", SYS_socketpair, AF_NETLINK, SOCK_RAW, (long)sv);
+	probe("prlimit64(1)", SYS_prlimit64, 1, RLIMIT_CPU, 0);
+	probe("inotify_init1", SYS_inotify_init1, 0, 0, 0);
 	return 0;
 }

@@ -5,9 +5,12 @@
 # CI host binds them to v1), so the v2 code path can only be tested under
 # another kernel. The VM is Debian's own kernel, booted by qemu with software
 # emulation (TCG: /dev/kvm cannot be relied on), with an initramfs of
-# busybox-static and static builds of gojail, its test binary and hog. Its
-# init (testdata/vm/init) mounts cgroup2 alone on /sys/fs/cgroup, runs the
-# tests as root and prints a verdict line on the serial console.
+# busybox-static and static builds of gojail, its test binary, hog and runas
+# (testdata/vm/runas). Its init (testdata/vm/init) mounts cgroup2 alone on
+# /sys/fs/cgroup, runs the tests as root, then again as nobody (uid/gid
+# 65534) in a cgroup subtree delegated to it as systemd delegates one, so
+# that the rootless cgroup v2 path is tested too, and prints a verdict line
+# on the serial console (PASS only when both runs pass).
 #
 # Usage: testdata/vm/run.sh            (from anywhere; the repo is found from
 #                                       this file's place)
@@ -119,8 +122,9 @@ fi
 # All static (CGO_ENABLED=0): the VM has no libc. gojail is built as the
 # Makefile builds it (without VCS stamping, which fails in a checkout owned
 # by another user); the test binary is told where it and hog are, so it
-# does not try to run the go command inside the VM.
-log "building gojail, gojail.test and hog"
+# does not try to run the go command inside the VM. runas drops root for the
+# run as nobody (busybox has no setpriv --reuid).
+log "building gojail, gojail.test, hog and runas"
 root="$work/root"
 mkdir -p "$root/gojail"
 (
@@ -129,6 +133,7 @@ mkdir -p "$root/gojail"
 	"$GO" build -trimpath -buildvcs=false -tags urfave_cli_no_docs -o "$root/gojail/gojail" ./cmd/gojail
 	"$GO" test -c -o "$root/gojail/gojail.test" ./cmd/gojail
 	"$GO" build -trimpath -buildvcs=false -o "$root/gojail/hog" ./testdata/programs/hog
+	"$GO" build -trimpath -buildvcs=false -o "$root/gojail/runas" ./testdata/vm/runas
 )
 printf 'TESTS=%q\n' "$tests" >"$root/gojail/tests.conf"
 
@@ -150,7 +155,7 @@ ln -s usr/lib "$root/lib"
 ln -s usr/lib64 "$root/lib64"
 : >"$root/etc/ld.so.cache"
 install -m 0755 "$here/init" "$root/init"
-chmod -R a+rX "$root" # the jail's user (nobody) reads the binaries
+chmod -R a+rX "$root" # nobody (the jail's user, and the second run's) reads the binaries
 # newc, owned by root whoever builds it; uncompressed (TCG unpacks it faster).
 (cd "$root" && find . -mindepth 1 | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null) >"$work/initrd"
 
