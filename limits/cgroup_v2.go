@@ -33,6 +33,12 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 		// The root may give controllers to children while holding processes.
 		write(base, "cgroup.subtree_control", "+memory +pids +cpu")
 	}
+	// The child is cloned into a cgroup under base: that moves it from our
+	// cgroup, which the kernel allows only to a writer of the common
+	// ancestor's cgroup.procs (a delegated subtree grants it).
+	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
+		return nil, &ErrNoCgroup{fmt.Sprintf("%s/cgroup.procs is not writable (%v): the subtree is not delegated to this user", base, err)}
+	}
 	parent := filepath.Join(base, "gojail")
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v (cgroup v2 needs root or a delegated subtree)", parent, err)}
