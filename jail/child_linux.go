@@ -121,10 +121,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		ws     uint32
 		rep    report
 		attr   mountAttr
-		hdr    capHeader
-		data   [2]capData
-		sa     sigaction
-		mask   uint64
 		i, j   int
 		step   Step
 		op     *mountOp
@@ -406,11 +402,11 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
 	step = stepFork
-	r1, _, e1 = syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	r1, e1 = spawnProgram(c)
 	if e1 != 0 {
 		goto fail
 	}
-	if r1 != 0 {
+	{
 		// ---- pid 1: keep only the report and control pipes, reap every
 		// child as it ends, and when the program ends or the supervisor says
 		// stop, kill what is left and reap it too, so that the CPU time and
@@ -465,7 +461,55 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		}
 	}
 
-	// ---- pid 2: the program, the leader of a session of its own. ----
+fail:
+	i = 0
+failOp:
+	rep = report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+	for {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	}
+}
+
+// spawnProgram starts the program as pid 2 with vfork semantics: the child
+// shares this process's memory and runs on its stack while this process
+// waits, until its execve (or its exit). So nothing of the Go process is
+// copied for the program (the jail's init is itself such a copy), and the
+// program's execve has no copy to tear down. The child leaves this frame
+// for childProgram's, below it; the parent, once resumed, reads only the
+// results that rawVfork writes after the child is gone (the reason for the
+// assembly, as in Go's syscall.rawVforkSyscall).
+//
+//go:nosplit
+//go:norace
+func spawnProgram(c *childPlan) (pid uintptr, errno syscall.Errno) {
+	pid, errno = rawVfork()
+	if pid == 0 && errno == 0 {
+		childProgram(c)
+	}
+	return pid, errno
+}
+
+// rawVfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD), in vfork_amd64.s.
+func rawVfork() (pid uintptr, errno syscall.Errno)
+
+// childProgram is pid 2: the program, the leader of a session of its own.
+// It never returns: it execs, or reports its failed step and exits.
+//
+//go:nosplit
+//go:norace
+func childProgram(c *childPlan) {
+	var (
+		e1   syscall.Errno
+		fd   uintptr
+		i, j int
+		step Step
+		hdr  capHeader
+		data [2]capData
+		sa   sigaction
+		mask uint64
+		rep  report
+	)
 	step = stepSetsid
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
 		goto fail
