@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"strconv"
+	"sync"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -105,7 +107,11 @@ func gojailWith(t *testing.T, o runOpts, args ...string) outcome {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		track(cmd)
+		err = cmd.Wait()
+	}
 	out := outcome{stdout: stdout.String(), stderr: stderr.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		out.exit = ee.ExitCode()
@@ -154,6 +160,38 @@ func tempDir(t *testing.T) string {
 
 func isRoot() bool { return os.Geteuid() == 0 }
 
+// marker tags the jails' processes this test process starts, so that
+// counting them is not disturbed by other runs on the host.
+var marker = fmt.Sprintf("gojail-marker-%d", os.Getpid())
+
+// started holds the pids of the gojail processes this test process ran:
+// their run cgroups are named after them.
+var started = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// track records a started gojail.
+func track(cmd *exec.Cmd) {
+	started.Lock()
+	started.pids[cmd.Process.Pid] = true
+	started.Unlock()
+}
+
+// ourCgroups lists the run cgroups left by gojails this test process ran.
+func ourCgroups(t *testing.T) []string {
+	var ours []string
+	started.Lock()
+	defer started.Unlock()
+	for _, dir := range runCgroups(t) {
+		pid, _, _ := strings.Cut(filepath.Base(dir), "-")
+		if n, err := strconv.Atoi(pid); err == nil && started.pids[n] {
+			ours = append(ours, dir)
+		}
+	}
+	return ours
+}
+
 // hostCounts is what a run must leave as it found: processes of the jail's
 // host users, mounts, and entries in the host's temp directory.
 type hostCounts struct {
@@ -165,7 +203,7 @@ func countHost(t *testing.T) hostCounts {
 	var c hostCounts
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte("gojail-marker")) {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(marker)) {
 			c.procs++
 		}
 	}

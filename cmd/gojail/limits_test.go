@@ -140,20 +140,20 @@ func TestCgroupsLeftBehind(t *testing.T) {
 	if !withCgroup(probe) {
 		t.Skipf("no cgroup for this user (enforced memory: %s): nothing to leave behind", probe.res.Enforced["memory"])
 	}
-	before := len(runCgroups(t))
 	cmd := exec.Command(gojailBin, "run", "--timeout", "60s", "--policy", "exec", hogBin, "spin", "1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(runCgroups(t)) > before })
+	track(cmd)
+	waitFor(t, func() bool { return len(ourCgroups(t)) == 1 })
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(50 * time.Millisecond)
-	if n := len(runCgroups(t)); n != before+1 {
-		t.Fatalf("after SIGKILL: %d run cgroups, want the killed run's left: %d", n, before+1)
+	if left := ourCgroups(t); len(left) != 1 {
+		t.Fatalf("after SIGKILL: run cgroups %v, want the killed run's", left)
 	}
 	hog(t, nil, "touch", "1") // a later run removes what the killed one left
-	if n := len(runCgroups(t)); n != before {
-		t.Fatalf("run cgroups: %d before, %d after a later run: %v", before, n, runCgroups(t))
+	if left := ourCgroups(t); len(left) != 0 {
+		t.Fatalf("run cgroups left after a later run: %v", left)
 	}
 }

@@ -259,17 +259,18 @@ func TestNothingLeftBehind(t *testing.T) {
 	before := countHost(t)
 	t.Run("a daemon left running by the program is killed", func(t *testing.T) {
 		start := time.Now()
-		o := gojail(t, "--policy", "bash", "-c", "(setsid sleep 30 gojail-marker &) ; echo started")
+		o := gojail(t, "--policy", "bash", "-c", "(setsid sleep 30 "+marker+" &) ; echo started")
 		o.want(t, jail.StatusOK, 0)
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("the run waited for its daemon: %s", time.Since(start))
 		}
 	})
 	t.Run("gojail killed with SIGKILL takes the jail with it", func(t *testing.T) {
-		cmd := exec.Command(gojailBin, "run", "--timeout", "60s", "--policy", "bash", "-c", "sleep 30 gojail-marker; sleep 31 gojail-marker")
+		cmd := exec.Command(gojailBin, "run", "--timeout", "60s", "--policy", "bash", "-c", "sleep 30 "+marker+"; sleep 31 "+marker)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		track(cmd)
 		waitFor(t, func() bool { return countHost(t).procs > before.procs })
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -31,7 +31,6 @@ func TestConcurrentJails(t *testing.T) {
 	probe, _ := filepath.Abs("../../testdata/hostile/isolation_probe.py")
 	seconds := envInt("GOJAIL_CONCURRENCY_SECONDS", 5)
 	before := countHost(t)
-	cgBefore := len(runCgroups(t))
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -57,8 +56,8 @@ func TestConcurrentJails(t *testing.T) {
 		t.Fatalf("%d of %d runs saw another jail:\n%s", len(failures), runs, strings.Join(failures[:min(5, len(failures))], "\n"))
 	}
 	waitFor(t, func() bool { return countHost(t) == before })
-	if n := len(runCgroups(t)); n != cgBefore {
-		t.Fatalf("run cgroups: %d before, %d after", cgBefore, n)
+	if left := ourCgroups(t); len(left) > 0 {
+		t.Fatalf("run cgroups left: %v", left)
 	}
 }
 
@@ -67,13 +66,13 @@ func TestConcurrentJails(t *testing.T) {
 // nothing behind once a later run has started.
 func TestKilledAtAnyPoint(t *testing.T) {
 	before := countHost(t)
-	cgBefore := len(runCgroups(t))
 	n := envInt("GOJAIL_FAULT_RUNS", 60)
 	for i := 0; i < n; i++ {
-		cmd := exec.Command(gojailBin, "run", "--policy", "bash", "-c", "sleep 0.02; sleep 1 gojail-marker")
+		cmd := exec.Command(gojailBin, "run", "--policy", "bash", "-c", "sleep 0.02; sleep 1 "+marker)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		track(cmd)
 		// 0 to 30 ms: from before the clone to well into the program.
 		time.Sleep(time.Duration(i%31) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
@@ -81,8 +80,8 @@ func TestKilledAtAnyPoint(t *testing.T) {
 	}
 	py(t, "pass") // a later run removes the killed runs' cgroups
 	waitFor(t, func() bool { return countHost(t) == before })
-	if n := len(runCgroups(t)); n != cgBefore {
-		t.Fatalf("run cgroups: %d before, %d after %d killed runs and one more", cgBefore, n, n)
+	if left := ourCgroups(t); len(left) > 0 {
+		t.Fatalf("run cgroups left after %d killed runs and one more: %v", n, left)
 	}
 }
 

@@ -1,3 +1,3 @@
 # Leave a daemon behind (double fork, new session): it dies with the jail.
-( setsid sleep 1000 gojail-marker & )
+( setsid sleep 1000 "$MARKER" & )
 echo parent exits

@@ -1,0 +1,132 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/jail/seccomp"
+	"github.com/gojail/gojail/limits"
+	"github.com/gojail/gojail/policy"
+)
+
+// cgroup creates the run's cgroup and chooses the rlimits. Without a
+// usable cgroup it falls back to rlimits and says in "enforced" what is
+// weaker, and in --debug why.
+func (s *supervisor) cgroup() error {
+	l := &s.p.Limits
+	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids + 1, CPUs: l.CPUs}) // +1: the jail's init
+	var no *limits.ErrNoCgroup
+	switch {
+	case err == nil:
+		s.cg = cg
+		m := cg.Mechanism()
+		s.log("%s: memory %s (swap off), %d processes (+1 for init)%s", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
+		s.enforced["memory"], s.enforced["pids"], s.enforced["cpu_time"] = m, m, m+"+rlimit"
+		if l.CPUs > 0 {
+			s.enforced["cpus"] = m
+		}
+	case errors.As(err, &no):
+		s.log("no cgroup, falling back to rlimits: %s", no.Reason)
+		s.enforced["pids"] = "rlimit-nproc"
+		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process may use the limit)"
+		s.enforced["memory"] = "rlimit-as (no cgroup: caps each process's address space, not the tree's memory)"
+		if !l.RlimitAS {
+			s.enforced["memory"] = "none (no cgroup, and this policy turns the address-space rlimit off)"
+		}
+		if l.CPUs > 0 {
+			s.enforced["cpus"] = "none (no cgroup)"
+		}
+	default:
+		return err
+	}
+	rls := limits.Rlimits(l, s.cg != nil)
+	for _, rl := range rls {
+		s.log("rlimit: %s = %d (hard %d)", rl.Name, rl.Cur, rl.Max)
+		if rl.Resource == unix.RLIMIT_NOFILE {
+			// Set by the program's process itself, after it has put the
+			// listener's socket above it (child_linux.go).
+			s.plan.nofile = rlimit{uintptr(rl.Resource), rl.Cur, rl.Max}
+			continue
+		}
+		s.plan.rlimits = append(s.plan.rlimits, rlimit{uintptr(rl.Resource), rl.Cur, rl.Max})
+		s.rlimitNames = append(s.rlimitNames, rl.Name)
+	}
+	return nil
+}
+
+// filter loads the policy's compiled seccomp filter and opens the socket
+// on which the jail sends the filter's listener.
+func (s *supervisor) filter() (int, error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return -1, fmt.Errorf("getrlimit: %w", err)
+	}
+	s.plan.notifyFd = uintptr(min(lim.Cur, 65536) - 1)
+	if uint64(s.p.Limits.OpenFiles) >= uint64(s.plan.notifyFd) {
+		return -1, &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
+	}
+	prog, err := s.compiledFilter()
+	if err != nil {
+		return -1, err
+	}
+	s.prog = prog
+	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
+
+	var sp [2]int
+	if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
+		return -1, fmt.Errorf("socketpair: %w", err)
+	}
+	s.plan.notifySock = s.keep(sp[1])
+	s.plan.iobuf[0] = 'L'
+	s.plan.iov.Base = &s.plan.iobuf[0]
+	s.plan.iov.SetLen(1)
+	s.plan.cmsg = unix.UnixRights(0)
+	s.plan.cmsgFd = unix.CmsgLen(0)
+	s.plan.msg.Iov = &s.plan.iov
+	s.plan.msg.SetIovlen(1)
+	s.plan.msg.Control = &s.plan.cmsg[0]
+	s.plan.msg.SetControllen(len(s.plan.cmsg))
+	return s.keep(sp[0]), nil
+}
+
+func cpuQuota(cpus float64) string {
+	if cpus == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", a quota of %g CPUs", cpus)
+}
+
+// compiledFilter returns the policy's filter: the embedded default profile,
+// or the policy's own rules compiled (or found in the cache).
+func (s *supervisor) compiledFilter() ([]unix.SockFilter, error) {
+	if seccomp.IsDefault(s.p.Seccomp) && !s.in.SeccompLog {
+		s.log("seccomp: the default profile (embedded)")
+		s.enforced["seccomp"] = "default profile"
+		return seccomp.Default()
+	}
+	spec, err := seccomp.SpecOf(s.p.Seccomp)
+	if err == nil {
+		err = seccomp.CheckNames(spec)
+	}
+	if err != nil {
+		return nil, &invalidError{err}
+	}
+	if spec.DefaultAction != policy.ActAllow {
+		spec.SetupFd = int(s.plan.notifyFd)
+	}
+	spec.LogMode = s.in.SeccompLog
+	s.spec = spec
+	prog, src, err := seccomp.Load(spec)
+	if err != nil {
+		var ce *seccomp.CompileError
+		if errors.As(err, &ce) {
+			return nil, &invalidError{err}
+		}
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	s.log("seccomp: %d instructions (%s), default action %s, %d rules", len(prog), src, spec.DefaultAction, len(spec.Rules))
+	s.enforced["seccomp"] = fmt.Sprintf("%s profile and %d rules of the policy, default action %s", s.p.Seccomp.Profile, len(s.p.Seccomp.Rules), spec.DefaultAction)
+	return prog, nil
+}

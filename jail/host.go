@@ -1,0 +1,110 @@
+package jail
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	return unix.BytePtrToString(p)
+}
+
+// nsNames lists the namespaces in clone flags, for --debug.
+func nsNames(flags uint64) string {
+	var names []string
+	for _, ns := range []struct {
+		flag uint64
+		name string
+	}{{syscall.CLONE_NEWUSER, "user"}, {syscall.CLONE_NEWPID, "pid"}, {syscall.CLONE_NEWNET, "net"},
+		{syscall.CLONE_NEWNS, "mount"}, {syscall.CLONE_NEWIPC, "ipc"}, {syscall.CLONE_NEWUTS, "uts"}, {unix.CLONE_NEWCGROUP, "cgroup"}} {
+		if flags&ns.flag != 0 {
+			names = append(names, ns.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func cloneHint(errno syscall.Errno) string {
+	switch errno {
+	case syscall.EPERM, syscall.ENOSPC, syscall.EUSERS:
+		return " (creating a user namespace was refused: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or an AppArmor restriction on unprivileged user namespaces)"
+	}
+	return ""
+}
+
+// argvAndEnviron returns this process's argv and environment areas, where
+// /proc/PID/cmdline and environ read them (proc(5): arg_start..arg_end,
+// env_start..env_end of /proc/self/stat); Go's own os.Args and environment
+// strings point into them. The jail's init blanks its copies.
+func argvAndEnviron() [][]byte {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return nil
+	}
+	// Fields after the command name, which is in parentheses: field 3 on.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	num := func(field int) uintptr { // 1-based, as in proc(5)
+		if field-3 >= len(f) {
+			return 0
+		}
+		n, _ := strconv.ParseUint(f[field-3], 10, 64)
+		return uintptr(n)
+	}
+	if len(os.Args) == 0 {
+		return nil
+	}
+	p := unsafe.StringData(os.Args[0])
+	start, end := num(48), num(49)
+	if num(50) == end { // the environment follows argv, as the kernel lays them out
+		end = num(51)
+	}
+	if os.Args[0] == "" || uintptr(unsafe.Pointer(p)) != start || end <= start || end-start > 1<<20 {
+		return nil // not where the kernel says: leave it
+	}
+	return [][]byte{unsafe.Slice(p, end-start)}
+}
+
+// ignoredSignals lists the signals, real-time ones included, that this
+// process was started with ignored (nohup, a shell's background job, a make
+// that ignores signal 32): the program gets them back at their default.
+func ignoredSignals() []uintptr {
+	var sigs []uintptr
+	for sig := uintptr(1); sig <= 64; sig++ {
+		var old sigaction
+		_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if e == 0 && old.handler == 1 { // SIG_IGN
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
+}
+
+var (
+	lastCapOnce sync.Once
+	lastCapVal  int
+)
+
+// lastCap reads the kernel's highest capability number.
+func lastCap() int {
+	lastCapOnce.Do(func() {
+		lastCapVal = 40 // CAP_CHECKPOINT_RESTORE, Linux 5.9
+		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+			var n int
+			if _, err := fmt.Sscan(string(b), &n); err == nil && n > 0 && n < 64 {
+				lastCapVal = n
+			}
+		}
+	})
+	return lastCapVal
+}

@@ -1,0 +1,154 @@
+package jail
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gojail/gojail/limits"
+)
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// decodeReports splits the report pipe's bytes into records.
+func decodeReports(b []byte) []report {
+	var reps []report
+	size := int(unsafe.Sizeof(report{}))
+	for ; len(b) >= size; b = b[size:] {
+		reps = append(reps, *(*report)(unsafe.Pointer(&b[0])))
+	}
+	return reps
+}
+
+// verdict fills in the status, exit code and signal.
+func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []report, killed string, usage limits.Usage) {
+	var exit *report
+	for i := range reps {
+		switch reps[i].Kind {
+		case reportError:
+			err := s.childError(reps[i])
+			r.Status, r.Error = StatusInternalError, "jail setup failed: "+err.Error()
+			if IsExecNotFound(err) {
+				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", goString(s.plan.path), err.Errno)
+			}
+			return
+		case reportExit:
+			exit = &reps[i]
+		}
+	}
+	l := &s.p.Limits
+	if exit == nil {
+		r.Signal = "SIGKILL"
+		switch killed {
+		case killWall:
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("wall-clock limit of %s exceeded", l.WallTime)
+		case killCPU:
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded (the whole tree)", l.CPUTime)
+		case killOutput:
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded", l.Output)
+		case killContext:
+			r.Status, r.Error = StatusInternalError, "the run was cancelled"
+		case killSyscall:
+			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked
+		case "":
+			if usage.OOMKills > 0 {
+				r.Status, r.Error = StatusMemoryLimit, fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended the jail's init", l.Memory)
+				break
+			}
+			r.Status, r.Error = StatusInternalError, fmt.Sprintf("the jail's init ended without a report (%s)", describeWait(initStatus))
+			r.Signal = ""
+		}
+		return
+	}
+	ws := syscall.WaitStatus(exit.Status)
+	defer s.memoryVerdict(r, usage)
+	switch {
+	case ws.Exited():
+		r.ExitCode = ws.ExitStatus()
+		r.Status = StatusOK
+		if r.ExitCode != 0 {
+			r.Status = StatusRuntimeError
+		}
+	case ws.Signaled():
+		sig := ws.Signal()
+		r.Signal = signalName(sig)
+		cpuLimitMs := float64(limits.CPURlimitSeconds(l.CPUTime) * 1000)
+		switch {
+		case sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && r.CPUMs >= cpuLimitMs):
+			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded", l.CPUTime)
+		case sig == syscall.SIGSYS:
+			r.Status, r.Error = StatusSyscallBlocked, "killed by SIGSYS: a seccomp trap rule (or the program itself)"
+		case sig == syscall.SIGXFSZ:
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded", l.FileSize)
+		default:
+			r.Status = StatusSignaled
+		}
+	default:
+		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
+	}
+}
+
+// memoryVerdict makes a failed run memory_limit when the memory limit
+// ended it: the OOM killer acted in its cgroup, or the program failed after
+// its memory reached the limit (an allocation the limit refused). Without a
+// cgroup the only sign of an address-space rlimit refusing an allocation is
+// the runtime's own message, so that is what is read.
+func (s *supervisor) memoryVerdict(r *Result, u limits.Usage) {
+	if r.Status != StatusRuntimeError && r.Status != StatusSignaled {
+		return
+	}
+	limit := int64(s.p.Limits.Memory)
+	switch {
+	case u.OOMKills > 0:
+		r.Error = fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended %d process(es)", s.p.Limits.Memory, u.OOMKills)
+	case s.cg != nil && u.MemoryHit > 0 && u.MemoryPeak >= limit-limit/10:
+		r.Error = fmt.Sprintf("memory limit of %s reached: an allocation failed", s.p.Limits.Memory)
+	case s.cg == nil && s.p.Limits.RlimitAS && allocFailure(r.Stderr):
+		r.Error = fmt.Sprintf("memory limit of %s (address-space rlimit) reached: an allocation failed", s.p.Limits.Memory)
+	default:
+		return
+	}
+	r.Status = StatusMemoryLimit
+}
+
+// allocFailure reports whether stderr ends with a runtime's message for a
+// refused allocation (Python, glibc and bash, node).
+func allocFailure(stderr string) bool {
+	tail := stderr[max(0, len(stderr)-4096):]
+	for _, m := range []string{"MemoryError", "Cannot allocate memory", "cannot allocate memory", "out of memory", "Out of memory", "std::bad_alloc"} {
+		if strings.Contains(tail, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// childError turns a report into a ChildError naming what the step worked on.
+func (s *supervisor) childError(rep report) *ChildError {
+	e := &ChildError{Step: Step(rep.Step), Index: int(rep.Index), Errno: syscall.Errno(rep.Errno)}
+	switch e.Step {
+	case stepBind, stepSetattr, stepMkdir, stepSymlink, stepWriteFile, stepMountPoint, stepMoveMount, stepFsopen, stepFsconfig, stepFsmount:
+		if e.Index < len(s.plan.ops) {
+			e.Detail = s.plan.ops[e.Index].desc
+		}
+	case stepRlimit:
+		if e.Index < len(s.rlimitNames) {
+			e.Detail = s.rlimitNames[e.Index]
+		}
+	case stepExec:
+		e.Detail = goString(s.plan.path)
+	}
+	return e
+}
+
+func describeWait(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("exit code %d", ws.ExitStatus())
+	case ws.Signaled():
+		return "killed by " + signalName(ws.Signal())
+	}
+	return fmt.Sprintf("status %#x", uint32(ws))
+}

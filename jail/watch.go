@@ -1,0 +1,291 @@
+package jail
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/jail/seccomp"
+	"github.com/gojail/gojail/limits"
+	"github.com/gojail/gojail/policy"
+)
+
+// watch waits for the jail to end, enforcing the wall-clock and output
+// limits, then collects its output, reports and figures into a verdict.
+// It is one loop on one thread: ppoll on the output pipes and the report
+// pipe, with the wall-clock deadline as its timeout. The report pipe reaches
+// EOF when the jail's init exits, the output pipes when the last process of
+// the jail does; init kills and reaps the whole tree before it exits.
+func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notifyR int) *Result {
+	l := &s.p.Limits
+	if ctx.Done() != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-ctx.Done():
+				s.kill(killContext)
+			case <-done:
+			}
+		}()
+	}
+
+	streams := [3]stream{
+		{fd: stdoutR, limit: int64(l.Output)},
+		{fd: stderrR, limit: int64(l.Output)},
+		{fd: reportR, limit: 1 << 16}, // a few 24-byte records
+	}
+	// Besides the streams: the socket that brings the filter's listener,
+	// then the listener itself.
+	const sockIdx, listenIdx = 3, 4
+	notify := [2]int{notifyR, -1}
+	defer func() {
+		if notify[1] >= 0 {
+			syscall.Close(notify[1])
+		}
+	}()
+	var pfd [5]unix.PollFd
+	chunk := make([]byte, 64<<10)
+	deadline := s.started.Add(l.WallTime.Std())
+	cpuCheck := s.nextCPUCheck(0)
+	for open := 3; open > 0; {
+		for i := range streams {
+			pfd[i] = unix.PollFd{Fd: int32(streams[i].fd), Events: unix.POLLIN}
+		}
+		pfd[sockIdx] = unix.PollFd{Fd: int32(notify[0]), Events: unix.POLLIN}
+		pfd[listenIdx] = unix.PollFd{Fd: int32(notify[1]), Events: unix.POLLIN}
+		var ts *unix.Timespec
+		if !s.isKilled() {
+			now := time.Now()
+			if !now.Before(deadline) {
+				s.kill(killWall)
+				continue
+			}
+			wake := deadline
+			if s.cg != nil && !now.Before(cpuCheck) {
+				used, err := s.cg.CPU()
+				if err == nil && used >= l.CPUTime.Std() {
+					s.kill(killCPU)
+					continue
+				}
+				cpuCheck = s.nextCPUCheck(used)
+			}
+			if s.cg != nil && cpuCheck.Before(wake) {
+				wake = cpuCheck
+			}
+			t := unix.NsecToTimespec(wake.Sub(now).Nanoseconds())
+			ts = &t
+		}
+		if _, err := unix.Ppoll(pfd[:], ts, nil); err != nil && err != unix.EINTR {
+			s.log("ppoll: %v", err)
+			s.kill(killContext)
+			break
+		}
+		if pfd[sockIdx].Revents != 0 {
+			notify[1] = receiveListener(notify[0])
+			notify[0] = -1 // one listener per run
+		}
+		if pfd[listenIdx].Revents&unix.POLLIN != 0 {
+			s.notification(notify[1])
+		} else if pfd[listenIdx].Revents != 0 { // no process left under the filter
+			syscall.Close(notify[1])
+			notify[1] = -1
+		}
+		for i := range streams {
+			st := &streams[i]
+			if st.fd < 0 || pfd[i].Revents == 0 {
+				continue
+			}
+			n, err := syscall.Read(st.fd, chunk)
+			if n > 0 {
+				if st.add(chunk[:n]) && i < 2 && l.OutputAction == policy.OutputKill {
+					s.kill(killOutput)
+				}
+				continue
+			}
+			if err == syscall.EINTR || err == syscall.EAGAIN {
+				continue
+			}
+			st.fd = -1 // EOF, or an error that ends the stream
+			open--
+		}
+	}
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		if _, err := syscall.Wait4(s.pid, &ws, 0, &ru); err != syscall.EINTR {
+			break
+		}
+	}
+	wall := time.Since(s.started)
+	s.mu.Lock()
+	if s.hardKill != nil {
+		s.hardKill.Stop()
+	}
+	killed := s.killed
+	s.mu.Unlock()
+
+	out, errOut := &streams[0], &streams[1]
+	r := &Result{
+		Stdout: string(out.buf), Stderr: string(errOut.buf),
+		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,
+		StdoutBytes: out.total, StderrBytes: errOut.total,
+		WallMs:          ms(wall),
+		CPUMs:           ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano())),
+		MemoryPeakBytes: ru.Maxrss * 1024,
+		Enforced:        s.enforced,
+		ExitCode:        -1,
+	}
+	var usage limits.Usage
+	if s.cg != nil {
+		var err error
+		if usage, err = s.cg.Usage(); err != nil {
+			s.log("read the cgroup's figures: %v", err)
+		}
+		r.CPUMs = ms(usage.CPU)
+		if usage.MemoryPeak > 0 {
+			r.MemoryPeakBytes = usage.MemoryPeak
+		}
+	}
+	r.SeccompLog = s.events
+	s.verdict(r, ws, decodeReports(streams[2].buf), killed, usage)
+	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
+	return r
+}
+
+// nextCPUCheck says when the tree can first have used its CPU-time limit,
+// having used used: all of the host's CPUs busy for what is left. The
+// supervisor reads the cgroup's figure then, and not before.
+func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
+	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(runtime.NumCPU())
+	return time.Now().Add(max(left, time.Millisecond))
+}
+
+// receiveListener takes the seccomp listener the jail sent with SCM_RIGHTS;
+// -1 if none came.
+func receiveListener(sock int) int {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1
+	}
+	return fds[0]
+}
+
+// seccompNotif is struct seccomp_notif (seccomp_unotify(2)).
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// The audit architectures of the x86 system-call ABIs.
+const (
+	auditArchX8664 = 0xc000003e
+	auditArchI386  = 0x40000003
+	x32SyscallBit  = 0x40000000
+)
+
+// notification reads what the filter stopped: a call a kill rule names or a
+// call of a foreign ABI. The call never runs: the caller waits for an answer
+// that never comes, and the jail is killed.
+func (s *supervisor) notification(listener int) {
+	var n seccompNotif
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return // the caller died meanwhile
+	}
+	var what string
+	switch {
+	case n.arch == auditArchI386:
+		what = fmt.Sprintf("i386 system call %d (int 0x80): foreign system-call ABIs are killed", n.nr)
+	case n.arch == auditArchX8664 && n.nr&x32SyscallBit != 0:
+		what = fmt.Sprintf("x32 system call %s: foreign system-call ABIs are killed", seccomp.Name(int(n.nr&^x32SyscallBit)))
+	case n.arch == auditArchX8664 && s.spec.LogMode:
+		if s.logged(listener, &n) {
+			return
+		}
+		what = fmt.Sprintf("%s: the seccomp policy kills it", seccomp.Name(int(n.nr)))
+	case n.arch == auditArchX8664:
+		what = fmt.Sprintf("%s: the seccomp policy kills it", seccomp.Name(int(n.nr)))
+	default:
+		what = fmt.Sprintf("system call %d of architecture %#x: foreign system-call ABIs are killed", n.nr, n.arch)
+	}
+	s.mu.Lock()
+	if s.blocked == "" {
+		s.blocked = what
+	}
+	s.mu.Unlock()
+	s.kill(killSyscall)
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// logged records a refusal in log mode and answers it as the policy would:
+// an errno, or (log and trap) letting the call run, a trap being recorded
+// as one. It returns false for a kill, which the caller carries out.
+func (s *supervisor) logged(listener int, n *seccompNotif) bool {
+	action, errno, rule := s.spec.Decide(int(n.nr), n.args)
+	name := seccomp.Name(int(n.nr))
+	desc := action
+	if action == policy.ActErrno {
+		desc += " " + unix.ErrnoName(unix.Errno(errno))
+	}
+	where := "the default action"
+	if rule >= 0 {
+		where = s.spec.RuleName(rule)
+	}
+	s.record(SeccompEvent{Syscall: name, Action: desc, Rule: where})
+	resp := seccompNotifResp{id: n.id}
+	switch action {
+	case policy.ActKill:
+		return false
+	case policy.ActErrno:
+		resp.error = -int32(errno)
+	default: // allow (by a rule), log, trap: the call runs
+		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	}
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	return true
+}
+
+// record counts one refusal of log mode.
+func (s *supervisor) record(e SeccompEvent) {
+	for i := range s.events {
+		if s.events[i].Syscall == e.Syscall && s.events[i].Action == e.Action {
+			s.events[i].Count++
+			return
+		}
+	}
+	e.Count = 1
+	s.events = append(s.events, e)
+}
+
+func (s *supervisor) isKilled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killed != ""
+}
