@@ -2,14 +2,14 @@ package main
 
 import (
 	"bytes"
-	"strconv"
-	"sync"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
