@@ -125,6 +125,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		step   Step
 		op     *mountOp
 		pfd    [2]unix.PollFd
+		sfd    uintptr    // the signalfd of SIGCHLD
+		keep   [3]uintptr // the init's descriptors
 		sigbuf [128]byte
 	)
 
@@ -401,6 +403,12 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// The program runs as pid 2; this process stays as pid 1 to reap.
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
+	step = stepSignalfd
+	sfd, _, e1 = syscall.RawSyscall6(syscall.SYS_SIGNALFD4, ^uintptr(0), uintptr(unsafe.Pointer(&chldMask)), 8,
+		syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0, 0)
+	if e1 != 0 {
+		goto fail
+	}
 	step = stepFork
 	r1, e1 = spawnProgram(c)
 	if e1 != 0 {
@@ -420,12 +428,26 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 				c.scrub[j][i] = 0
 			}
 		}
-		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, uintptr(c.keepLo-1), 0)
-		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepLo+1), uintptr(c.keepHi-1), 0)
-		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(c.keepHi+1), ^uintptr(0), 0)
-		fd, _, e1 = syscall.RawSyscall6(syscall.SYS_SIGNALFD4, ^uintptr(0), uintptr(unsafe.Pointer(&chldMask)), 8,
-			syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0, 0)
+		// Keep the report pipe, the control pipe and the signalfd: close
+		// the ranges between them, in ascending order.
+		keep = [3]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd}
+		for i = 0; i < 3; i++ {
+			for j = i + 1; j < 3; j++ {
+				if keep[j] < keep[i] {
+					keep[i], keep[j] = keep[j], keep[i]
+				}
+			}
+		}
+		fd = 0
+		for i = 0; i < 3; i++ {
+			if keep[i] > fd {
+				syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, keep[i]-1, 0)
+			}
+			fd = keep[i] + 1
+		}
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, ^uintptr(0), 0)
 		rep = report{Kind: reportExit}
+		fd = sfd
 		pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 		pfd[1] = unix.PollFd{Fd: int32(c.ctlR), Events: unix.POLLIN}
 	wait:
@@ -547,14 +569,15 @@ func childProgram(c *childPlan) {
 
 	// The OOM killer's first choice: any process of the program before the
 	// init, whose death would leave the run without its report. The file
-	// belongs to this process's user only once it is dumpable again (the
-	// init is not; execve decides for the program anyway), and no other
-	// process of the jail exists yet to take advantage of it.
+	// belongs to this process's user only while it is dumpable; dumpable is
+	// a property of the memory, which this vfork child shares with the
+	// init, so it is cleared again at once (execve sets it for the program).
 	step = stepOOMScore
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0); e1 != 0 {
 		goto fail
 	}
 	fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
 	if e1 != 0 {
 		goto fail
 	}

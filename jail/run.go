@@ -323,7 +323,6 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 		return -1, -1, -1, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
 	}
 	c.stdio[0] = s.keep(fd)
-	c.keepLo, c.keepHi = min(c.reportW, c.ctlR), max(c.reportW, c.ctlR)
 	return
 }
 

@@ -43,6 +43,7 @@ const (
 	stepSetsid
 	stepStdio
 	stepCloseFds
+	stepSignalfd
 	stepFork
 	stepNotifySocket
 	stepNofile
@@ -88,6 +89,7 @@ var stepNames = [stepCount]string{
 	stepSetsid:       "setsid",
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",
+	stepSignalfd:     "signalfd",
 	stepFork:         "fork the program",
 	stepNotifySocket: "dup3 the listener's socket",
 	stepNofile:       "setrlimit(RLIMIT_NOFILE)",

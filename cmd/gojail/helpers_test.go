@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/gojail/gojail/jail"
@@ -232,15 +231,6 @@ func compile(t *testing.T, src string) string {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func wstatusSignal(err error) syscall.Signal {
-	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return ws.Signal()
-		}
-	}
-	return 0
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

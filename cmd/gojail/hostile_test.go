@@ -55,7 +55,7 @@ func hostileCases() []hostileCase {
 		{name: "host unix sockets", file: "host_unix_sockets.py", status: jail.StatusOK, host: hostAbstractSocket,
 			stdout: "'/run/systemd/private' FileNotFoundError\n'/var/run/docker.sock' FileNotFoundError\n'/run/dbus/system_bus_socket' FileNotFoundError\n'\\x00/tmp/.X11-unix/X0' ConnectionRefusedError\n'\\x00gojail-host-abstract' ConnectionRefusedError\n"},
 		{name: "host secrets", file: "host_secrets.py", status: jail.StatusOK,
-			stdout: "/etc/shadow FileNotFoundError\n/root/.ssh FileNotFoundError\n/home FileNotFoundError\n/proc/1/environ PermissionError\n/proc/1/root/etc/shadow PermissionError\n/proc/1/mem PermissionError\n/proc/1/cwd/x PermissionError\nenv []\n"},
+			stdout: "/etc/shadow FileNotFoundError\n/root/.ssh FileNotFoundError\n/home FileNotFoundError\n/proc/1/environ PermissionError\n/proc/1/root/etc/shadow PermissionError\n/proc/1/mem PermissionError\n/proc/1/cwd/x PermissionError\n/proc/1/fd PermissionError\nenv []\n"},
 		{name: "kernel files: kcore, sysrq, /proc/sys, /sys, cgroups", file: "proc_sys_kernel.sh", status: jail.StatusOK,
 			stdout: "/proc/kcore no\n/dev/kmsg no\n/dev/mem no\n/sys/fs/cgroup no\n/proc/sysrq-trigger no\n/proc/sys/kernel/hostname no\n/proc/sys/vm/drop_caches no\n/proc/sys/kernel/core_pattern no\ncgroup no\n", host: hostnameUnchanged},
 		{name: "writes to /usr, /etc, /, /dev; remount; mknod", file: "write_system_dirs.sh", status: jail.StatusOK,
