@@ -221,14 +221,17 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		uid:          uintptr(p.Run.UID),
 		gid:          uintptr(p.Run.GID),
 		clearGroups:  os.Geteuid() == 0,
-		attachAt:     cstr("/tmp"),
-		rootOpts:     tmpfsOpts(1<<20, 1024, 0o755),
-		hostname:     []byte(p.Run.Hostname),
-		workdir:      cstr(p.Run.Workdir),
-		dot:          cstr("."),
-		lastCap:      uintptr(lastCap()),
-		ignored:      ignoredSignals(),
-		scrub:        argvAndEnviron(),
+		// The new root is attached over the host's /proc before pivot_root:
+		// binds are made from host paths after that, and none may come from
+		// /proc (validation refuses it).
+		attachAt: cstr("/proc"),
+		rootOpts: tmpfsOpts(1<<20, 1024, 0o755),
+		hostname: []byte(p.Run.Hostname),
+		workdir:  cstr(p.Run.Workdir),
+		dot:      cstr("."),
+		lastCap:  uintptr(lastCap()),
+		ignored:  ignoredSignals(),
+		scrub:    argvAndEnviron(),
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:

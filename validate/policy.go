@@ -145,6 +145,8 @@ func checkFS(p *policy.Policy) []error {
 			errs = append(errs, errors.New("fs.ro binds /, the whole host: name the directories the program needs instead"))
 		case reserved(clean) || under(clean, "/proc") || under(clean, "/sys") || under(clean, "/dev"):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /proc, /sys or /dev, or a directory the jail builds itself: host kernel interfaces are never bound", clean))
+		case under(clean, "/tmp"):
+			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /tmp, which the jail mounts as its own tmpfs: bind it from another place", clean))
 		case under(clean, p.Run.Workdir) || under(p.Run.Workdir, clean):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s overlaps the work directory %s", clean, p.Run.Workdir))
 		default:
