@@ -23,36 +23,46 @@ func runtime_AfterFork()
 // childPlan is everything the child does, prepared before the fork.
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
+	keepFds   []uintptr // the child's own descriptors, sorted: it closes all others first
 	syncR     int       // read end of the release pipe: the child waits here
-	syncW     int       // its write end, which the child closes
 	reportW   int       // write end of the report pipe (close-on-exec)
 	ctlR      int       // read end of the control pipe: a byte or EOF means stop
-	ctlW      int       // its write end, the supervisor's, which the child closes
-	keepLo    int       // the lower of reportW and ctlR, which init keeps open
-	keepHi    int       // the higher
+	ctlW      int       // its write end, the supervisor's
 	stdio     [3]int    // the program's stdin, stdout, stderr
 
 	uid, gid    uintptr // the program's user and group inside the jail
 	clearGroups bool    // drop supplementary groups (possible when started as root)
 
-	attachAt     *byte      // host directory the new root is attached over before pivot_root
-	rootOpts     []fsOpt    // options of the root tmpfs
-	ops          []mountOp  // building the root, in order
-	hostname     []byte     // sethostname
-	unshareFlags uintptr    // the namespaces the child makes itself (see the child)
-	loUp         bool       // bring up the loopback interface
-	ifreq        [40]byte   // struct ifreq naming "lo" with IFF_UP
-	rlimits      []rlimit   // setrlimit, applied by the jail's init and inherited
-	workdir      *byte      // the program's working directory
-	dot          *byte      // "."
-	path         *byte      // the program, as a path inside the jail
-	argv         []*byte    // NULL-terminated
-	envv         []*byte    // NULL-terminated
-	lastCap      uintptr    // highest capability number of this kernel
-	ignored      []uintptr  // signals the supervisor's caller left ignored
-	scrub        [][]byte   // the argv and environment areas, blanked in the init
-	filter       *sockFprog // seccomp filter, nil for none
-	nofile       rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+	attachAt     *byte     // host directory the new root is attached over before pivot_root
+	rootOpts     []fsOpt   // options of the root tmpfs
+	ops          []mountOp // building the root, in order
+	hostname     []byte    // sethostname
+	unshareFlags uintptr   // the namespaces the child makes itself (see the child)
+	loUp         bool      // bring up the loopback interface
+	ifreq        [40]byte  // struct ifreq naming "lo" with IFF_UP
+	rlimits      []rlimit  // setrlimit, applied by the jail's init and inherited
+	workdir      *byte     // the program's working directory
+	dot          *byte     // "."
+	path         *byte     // the program, as a path inside the jail
+	argv         []*byte   // NULL-terminated
+	envv         []*byte   // NULL-terminated
+	lastCap      uintptr   // highest capability number of this kernel
+	ignored      []uintptr // signals the supervisor's caller left ignored
+	scrub        [][]byte  // the argv and environment areas, blanked in the init
+
+	// A prepared jail's program comes later, on the go pipe (readCommand):
+	// the file's length (8 bytes, little endian) and bytes, then argv and
+	// the environment as NUL-terminated strings, each list ended by an
+	// empty string. It is parsed into blob and the two arrays.
+	prepared bool
+	goR      int
+	fileName *byte // the submitted file, relative to the work directory
+	fileMode uintptr
+	blob     []byte
+	argvRaw  []uintptr
+	envvRaw  []uintptr
+	filter   *sockFprog // seccomp filter, nil for none
+	nofile   rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
 	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
 	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
@@ -146,8 +156,19 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// Die with the supervisor: PDEATHSIG fires when the thread that cloned
 	// us exits, and the release pipe reads EOF if it died before this line.
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
-	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncW), 0, 0)
-	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.ctlW), 0, 0)
+	// Close every descriptor but the child's own, at once: the supervisor's
+	// ends of our pipes (EOF must come when the supervisor closes them),
+	// another jail's pipes made meanwhile by a concurrent run, and whatever
+	// our caller leaked. c.keepFds is sorted.
+	fd = 0
+	for i = range c.keepFds {
+		if c.keepFds[i] > fd {
+			syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, c.keepFds[i]-1, 0)
+		}
+		fd = c.keepFds[i] + 1
+	}
+	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, ^uintptr(0), 0)
+	i = 0
 
 	// The other namespaces, the network one the costliest (every protocol
 	// sets up its state), are made here while the supervisor writes our
@@ -400,6 +421,18 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 
+	// A prepared jail (Prepare) stops here until its program is known: it
+	// says it is ready, then reads the submitted file, which it writes into
+	// the work directory itself, and the command (see readCommand).
+	if c.prepared {
+		rep = report{Kind: reportReady}
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		step = stepCommand
+		if e1 = readCommand(c); e1 != 0 {
+			goto fail
+		}
+	}
+
 	// The program runs as pid 2; this process stays as pid 1 to reap.
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
@@ -628,8 +661,12 @@ func childProgram(c *childPlan) {
 		}
 	}
 	step = stepExec
-	_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(c.path)),
-		uintptr(unsafe.Pointer(&c.argv[0])), uintptr(unsafe.Pointer(&c.envv[0])))
+	if c.prepared {
+		_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, c.argvRaw[0], uintptr(unsafe.Pointer(&c.argvRaw[0])), uintptr(unsafe.Pointer(&c.envvRaw[0])))
+	} else {
+		_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(c.path)),
+			uintptr(unsafe.Pointer(&c.argv[0])), uintptr(unsafe.Pointer(&c.envv[0])))
+	}
 
 fail:
 	i = 0
@@ -639,6 +676,122 @@ failOp:
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 	}
+}
+
+// readCommand reads a prepared jail's program from the go pipe: it copies
+// the submitted file into the work directory (the current directory), then
+// parses argv and the environment. EOF before anything means the
+// supervisor gave the jail up: it exits quietly.
+//
+//go:nosplit
+//go:norace
+func readCommand(c *childPlan) syscall.Errno {
+	var (
+		n, m, k, start int
+		r1, fd         uintptr
+		e1             syscall.Errno
+		size           uint64
+		env            bool
+	)
+	// The file's length, then its bytes.
+	for n < 8 {
+		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.goR), uintptr(unsafe.Pointer(&c.blob[n])), uintptr(8-n))
+		if e1 == syscall.EINTR {
+			continue
+		}
+		if e1 != 0 {
+			return e1
+		}
+		if r1 == 0 {
+			for {
+				syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+			}
+		}
+		n += int(r1)
+	}
+	size = uint64(c.blob[0]) | uint64(c.blob[1])<<8 | uint64(c.blob[2])<<16 | uint64(c.blob[3])<<24 |
+		uint64(c.blob[4])<<32 | uint64(c.blob[5])<<40 | uint64(c.blob[6])<<48 | uint64(c.blob[7])<<56
+	if size != ^uint64(0) { // all ones: no file (a program inside the jail)
+		fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(c.fileName)),
+			syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, c.fileMode, 0, 0)
+		if e1 != 0 {
+			return e1
+		}
+		for size > 0 {
+			m = len(c.blob)
+			if uint64(m) > size {
+				m = int(size)
+			}
+			r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.goR), uintptr(unsafe.Pointer(&c.blob[0])), uintptr(m))
+			if e1 == syscall.EINTR {
+				continue
+			}
+			if e1 != 0 {
+				return e1
+			}
+			if r1 == 0 {
+				return syscall.EPIPE
+			}
+			for n = 0; n < int(r1); {
+				w, _, e2 := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.blob[n])), r1-uintptr(n))
+				if e2 == syscall.EINTR {
+					continue
+				}
+				if e2 != 0 {
+					return e2
+				}
+				n += int(w)
+			}
+			size -= uint64(r1)
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	// argv and the environment, to EOF.
+	for n = 0; ; {
+		if n == len(c.blob) {
+			return syscall.E2BIG
+		}
+		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.goR), uintptr(unsafe.Pointer(&c.blob[n])), uintptr(len(c.blob)-n))
+		if e1 == syscall.EINTR {
+			continue
+		}
+		if e1 != 0 {
+			return e1
+		}
+		if r1 == 0 {
+			break
+		}
+		n += int(r1)
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.goR), 0, 0)
+	for m = 0; m < n; m++ {
+		if c.blob[m] != 0 {
+			continue
+		}
+		if m == start { // an empty string ends a list
+			if env {
+				break
+			}
+			c.argvRaw[k] = 0
+			env, k, start = true, 0, m+1
+			continue
+		}
+		if k >= len(c.argvRaw)-1 || k >= len(c.envvRaw)-1 {
+			return syscall.E2BIG
+		}
+		if env {
+			c.envvRaw[k] = uintptr(unsafe.Pointer(&c.blob[start]))
+		} else {
+			c.argvRaw[k] = uintptr(unsafe.Pointer(&c.blob[start]))
+		}
+		k++
+		start = m + 1
+	}
+	if !env || c.argvRaw[0] == 0 {
+		return syscall.EINVAL
+	}
+	c.envvRaw[k] = 0
+	return 0
 }
 
 // Constant C strings the child uses.

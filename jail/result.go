@@ -39,6 +39,10 @@ type Result struct {
 	// SeccompLog lists, with --seccomp-log, every system call the policy
 	// refused (or logged), with what it did and which rule said so.
 	SeccompLog []SeccompEvent `json:"seccomp_log,omitempty"`
+	// LatencyMs is, in gojail batch, the time from reading the request to
+	// the result: what a caller waits, the jail's preparation excluded
+	// when a prepared jail was ready.
+	LatencyMs float64 `json:"latency_ms,omitempty"`
 }
 
 // SeccompEvent is a system call the seccomp policy refused, in log mode.

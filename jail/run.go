@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +39,9 @@ type Input struct {
 	Stdin string
 	// Log, when set, is told every isolation step in plain words (--debug).
 	Log func(format string, args ...any)
+	// StdinData is the program's standard input given as bytes, for a
+	// prepared jail (Prepared.Run); Stdin is ignored then.
+	StdinData []byte
 	// Started, when set, is called once the jail has been released.
 	Started func()
 	// SeccompLog runs the filter in log mode: every call the policy refuses
@@ -86,9 +90,13 @@ type supervisor struct {
 	fds      []int             // to close when the run ends
 	cg       limits.Cgroup     // nil when no cgroup could be used
 	inCgroup bool              // the child was cloned inside its cgroup
+	prepared bool              // a jail made ahead of its program (Prepare)
+	goW      int               // prepared: the pipe that brings the program
+	stdinW   int               // prepared: the program\'s stdin
 	pid      int
 	pidfd    int32 // set by clone3 (CLONE_PIDFD)
 	started  time.Time
+	cpuBase  time.Duration // prepared: the CPU time of its setup, which is not the program's
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
@@ -109,22 +117,41 @@ const (
 )
 
 func (s *supervisor) run(ctx context.Context) (*Result, error) {
-	plan, err := s.prepare()
+	fds, err := s.start()
 	if err != nil {
 		return nil, err
+	}
+	if s.in.Started != nil {
+		s.in.Started()
+	}
+	return s.watch(ctx, fds), nil
+}
+
+// jailFds are the supervisor's ends of a started jail's pipes.
+type jailFds struct {
+	stdoutR, stderrR, reportR, notifyR int
+}
+
+// start makes the jail and releases it: it runs its setup, then the program
+// (or, prepared, waits for it).
+func (s *supervisor) start() (jailFds, error) {
+	var none jailFds
+	plan, err := s.prepare()
+	if err != nil {
+		return none, err
 	}
 	s.plan = plan
 	stdoutR, stderrR, reportR, syncW, err := s.pipes()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 
 	if err := s.cgroup(); err != nil {
-		return nil, err
+		return none, err
 	}
 	notifyR, err := s.filter()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
 	if s.cg != nil && s.cg.IntoFd() >= 0 {
@@ -133,20 +160,29 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 		plan.cloneArgs.cgroup = uint64(s.cg.IntoFd())
 	}
 
+	plan.keepFds = nil
+	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
+		plan.keepFds = append(plan.keepFds, uintptr(fd))
+	}
+	if s.prepared {
+		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
+	}
+	slices.Sort(plan.keepFds)
+
 	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
 	pid, err := s.fork()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	s.pid = pid
 	// The child's ends belong to it now.
-	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
+	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
 		s.closeFd(fd)
 	}
 	if s.cg != nil && !s.inCgroup {
 		if err := s.cg.Enter(pid); err != nil {
 			s.abort(syncW)
-			return nil, fmt.Errorf("put the jail in its cgroup: %w", err)
+			return none, fmt.Errorf("put the jail in its cgroup: %w", err)
 		}
 	}
 
@@ -154,20 +190,17 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	s.log("user namespace: uid %d and gid %d inside are %d and %d on the host", ids.uidIn, ids.gidIn, ids.uidOut, ids.gidOut)
 	if err := ids.write(pid); err != nil {
 		s.abort(syncW)
-		return nil, err
+		return none, err
 	}
 
 	// Release the child: from here on it runs the setup and the program.
 	s.started = time.Now()
 	if _, err := syscall.Write(syncW, []byte{'r'}); err != nil {
 		s.abort(syncW)
-		return nil, fmt.Errorf("release the jail: %w", err)
+		return none, fmt.Errorf("release the jail: %w", err)
 	}
 	s.closeFd(syncW)
-	if s.in.Started != nil {
-		s.in.Started()
-	}
-	return s.watch(ctx, stdoutR, stderrR, reportR, notifyR), nil
+	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
 }
 
 // fork clones the jail's init, straight into its cgroup: on v2 with
@@ -250,7 +283,19 @@ func (s *supervisor) prepare() (*childPlan, error) {
 
 	var code []byte
 	argv := []string{}
-	if s.in.Program != "" {
+	if s.prepared {
+		// The program comes later (readCommand): room for it.
+		c.prepared = true
+		c.fileName = cstr(p.Run.File)
+		c.fileMode = 0o644
+		if p.Run.Binary {
+			c.fileMode = 0o755
+		}
+		c.blob = make([]byte, 256<<10)
+		c.argvRaw = make([]uintptr, 4096)
+		c.envvRaw = make([]uintptr, 4096)
+		argv = append(argv, "/prepared")
+	} else if s.in.Program != "" {
 		argv = append(argv, s.in.Program)
 	} else {
 		code = s.in.Code
@@ -300,7 +345,6 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 	if c.syncR, syncW, err = pair("release"); err != nil {
 		return
 	}
-	c.syncW = syncW
 	if c.ctlR, c.ctlW, err = pair("control"); err != nil {
 		return
 	}
@@ -317,6 +361,16 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 		return
 	}
 	stderrR = r
+	if s.prepared {
+		// Stdin is a pipe the run fills; the go pipe brings the program.
+		if c.stdio[0], s.stdinW, err = pair("stdin"); err != nil {
+			return
+		}
+		if c.goR, s.goW, err = pair("go"); err != nil {
+			return
+		}
+		return
+	}
 	stdin := "/dev/null"
 	if s.in.Stdin != "" {
 		stdin = s.in.Stdin

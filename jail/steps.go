@@ -43,6 +43,7 @@ const (
 	stepSetsid
 	stepStdio
 	stepCloseFds
+	stepCommand
 	stepSignalfd
 	stepFork
 	stepNotifySocket
@@ -89,6 +90,7 @@ var stepNames = [stepCount]string{
 	stepSetsid:       "setsid",
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",
+	stepCommand:      "read the command",
 	stepSignalfd:     "signalfd",
 	stepFork:         "fork the program",
 	stepNotifySocket: "dup3 the listener's socket",
@@ -149,4 +151,5 @@ const (
 	reportError  = 1
 	reportExit   = 2 // the program ended; Status is its wait status
 	reportKilled = 3 // the supervisor asked init to stop the jail
+	reportReady  = 4 // a prepared jail waits for its program
 )

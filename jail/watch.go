@@ -21,7 +21,8 @@ import (
 // pipe, with the wall-clock deadline as its timeout. The report pipe reaches
 // EOF when the jail's init exits, the output pipes when the last process of
 // the jail does; init kills and reaps the whole tree before it exits.
-func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notifyR int) *Result {
+func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
+	stdoutR, stderrR, reportR, notifyR := fds.stdoutR, fds.stderrR, fds.reportR, fds.notifyR
 	l := &s.p.Limits
 	if ctx.Done() != nil {
 		done := make(chan struct{})
@@ -69,6 +70,7 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notif
 			wake := deadline
 			if s.cg != nil && !now.Before(cpuCheck) {
 				used, err := s.cg.CPU()
+				used -= s.cpuBase
 				if err == nil && used >= l.CPUTime.Std() {
 					s.kill(killCPU)
 					continue
@@ -147,7 +149,7 @@ func (s *supervisor) watch(ctx context.Context, stdoutR, stderrR, reportR, notif
 		if usage, err = s.cg.Usage(); err != nil {
 			s.log("read the cgroup's figures: %v", err)
 		}
-		r.CPUMs = ms(usage.CPU)
+		r.CPUMs = ms(usage.CPU - s.cpuBase)
 		if usage.MemoryPeak > 0 {
 			r.MemoryPeakBytes = usage.MemoryPeak
 		}

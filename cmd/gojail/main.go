@@ -31,6 +31,7 @@ func main() {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			runCommand(),
+			batchCommand(),
 			policyCommand(),
 			{
 				Name:  "version",

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gojail/gojail/jail"
+	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
+)
+
+// prepared is a jail made ahead, or why it could not be.
+type prepared struct {
+	pj  *jail.Prepared
+	err error
+}
+
+// request is one line of gojail batch's input.
+type request struct {
+	Code    string   `json:"code"`    // the submitted file's contents
+	Program string   `json:"program"` // or a program inside the jail (exec policy)
+	Args    []string `json:"args"`
+	Stdin   string   `json:"stdin"`
+}
+
+func batchCommand() *cli.Command {
+	var flags []cli.Flag
+	for _, f := range runCommand().Flags {
+		switch f.Names()[0] {
+		case "c", "json", "stdin", "seccomp-log":
+		default:
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:  "batch",
+		Usage: "run many programs, one per JSON line on stdin, each in a fresh jail prepared ahead; one JSON result per line on stdout",
+		Description: `Each input line is {"code": "...", "args": [...], "stdin": "..."} or {"program": "/usr/bin/x", "args": [...]}.
+While one program runs, the next jail is prepared (namespaces, root, cgroup, filter), so a
+run costs little more than the program; every run still gets a jail no earlier run touched.
+Each result has "latency_ms": from reading the request to the result.`,
+		Flags:        flags,
+		OnUsageError: usageError,
+		Action:       batchAction,
+	}
+}
+
+func batchAction(c *cli.Context) error {
+	ref := c.String("policy")
+	if ref == "" {
+		ref = "python"
+	}
+	p, err := policy.Load(ref)
+	if err == nil {
+		err = applyFlags(c, &p)
+	}
+	if err == nil {
+		err = validate.Policy(&p)
+	}
+	if err == nil {
+		err = checkFilter(&p)
+	}
+	if err != nil {
+		return finish(c, jail.Failed(jail.StatusInvalidInput, err), true)
+	}
+
+	// One jail is prepared ahead of the request that will use it.
+	next := make(chan prepared)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			pj, err := jail.Prepare(&p, nil)
+			select {
+			case next <- prepared{pj, err}:
+			case <-stop:
+				if pj != nil {
+					pj.Close()
+				}
+				close(next)
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range next { // wait until the preparer has given its last jail up
+		}
+	}()
+
+	out := json.NewEncoder(os.Stdout)
+	out.SetEscapeHTML(false)
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 128<<20)
+	failed := false
+	for in.Scan() {
+		t0 := time.Now()
+		r := runRequest(&p, in.Bytes(), next)
+		r.LatencyMs = ms(time.Since(t0))
+		if err := out.Encode(r); err != nil {
+			return cli.Exit("write result: "+err.Error(), 125)
+		}
+		failed = failed || r.Status == jail.StatusInternalError
+	}
+	if err := in.Err(); err != nil {
+		return cli.Exit("read requests: "+err.Error(), 125)
+	}
+	if failed {
+		return cli.Exit("", 125)
+	}
+	return nil
+}
+
+// runRequest decodes and checks one request and runs it in the next
+// prepared jail.
+func runRequest(p *policy.Policy, line []byte, next <-chan prepared) *jail.Result {
+	var req request
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err))
+	}
+	in := jail.Input{Args: req.Args, StdinData: []byte(req.Stdin)}
+	var err error
+	if req.Program != "" {
+		in.Program, err = validate.Program(req.Program, p)
+	} else {
+		in.Code = []byte(req.Code)
+		err = validate.Code(in.Code, p, "code")
+	}
+	if err != nil {
+		return jail.Failed(jail.StatusInvalidInput, err)
+	}
+	pr := <-next
+	if pr.err != nil {
+		return jail.Failed(jail.StatusInternalError, pr.err)
+	}
+	return pr.pj.Run(context.Background(), in)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,195 @@
+package jail
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gojail/gojail/policy"
+)
+
+// Prepared is a jail made ahead of its program, for many runs in a row (a
+// grader, a server): its namespaces, root, cgroup, limits and filter are in
+// place, and its init waits for the program. A prepared jail serves one
+// run, so every run still gets fresh namespaces that no earlier run
+// touched; preparing the next while one runs hides the setup's cost.
+type Prepared struct {
+	s     *supervisor
+	fds   jailFds
+	ready time.Time
+}
+
+// Prepare makes a jail for policy p, which the caller has validated, and
+// waits until its setup is done. log, when set, is told every step.
+func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {
+	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true}
+	if s.log == nil {
+		s.log = func(string, ...any) {}
+	}
+	fds, err := s.start()
+	if err != nil {
+		s.closeAll()
+		return nil, err
+	}
+	// The init says it is ready, or why its setup failed.
+	var rep report
+	buf := make([]byte, unsafe.Sizeof(rep))
+	n, _ := readFullFd(fds.reportR, buf)
+	if n == len(buf) {
+		rep = *(*report)(unsafe.Pointer(&buf[0]))
+	}
+	if rep.Kind != reportReady {
+		err := errors.New("the jail's init ended during its setup")
+		if rep.Kind == reportError {
+			err = fmt.Errorf("jail setup failed: %w", s.childError(rep))
+		}
+		s.abort(s.goW)
+		s.closeAll()
+		return nil, err
+	}
+	return &Prepared{s: s, fds: fds, ready: time.Now()}, nil
+}
+
+// Run runs in in the prepared jail and reports what happened. The policy
+// is the one the jail was prepared with; in.Stdin is read here, in.Log and
+// in.Started are not used.
+func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
+	s := pj.s
+	defer s.closeAll()
+	s.in = in
+	cmd, err := pj.command(in)
+	if err != nil {
+		s.abort(s.goW)
+		return Failed(StatusInvalidInput, err)
+	}
+	if in.StdinData != nil {
+		go func(w int) {
+			writeAll(w, in.StdinData)
+			syscall.Close(w)
+		}(s.takeFd(s.stdinW))
+	} else if in.Stdin != "" {
+		f, err := os.Open(in.Stdin)
+		if err != nil {
+			s.abort(s.goW)
+			return Failed(StatusInvalidInput, fmt.Errorf("--stdin %s: %w", in.Stdin, err))
+		}
+		go func(w int) { // a writer of its own: the program may read slowly
+			defer f.Close()
+			defer syscall.Close(w)
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := f.Read(buf)
+				if n > 0 {
+					if _, werr := writeAll(w, buf[:n]); werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}(s.takeFd(s.stdinW))
+	} else {
+		s.closeFd(s.stdinW)
+	}
+	if s.cg != nil {
+		s.cpuBase, _ = s.cg.CPU() // the setup's own CPU time is not the program's
+	}
+	s.started = time.Now()
+	go func(w int) { // the file may be larger than the pipe
+		writeAll(w, cmd)
+		syscall.Close(w)
+	}(s.takeFd(s.goW))
+	return s.watch(ctx, pj.fds)
+}
+
+// Close gives up a prepared jail that will not run: its init reads EOF
+// instead of a program and exits.
+func (pj *Prepared) Close() {
+	pj.s.abort(pj.s.goW)
+	pj.s.closeAll()
+}
+
+// command encodes the program for readCommand: the file's length and
+// bytes (all ones: no file), then argv and the environment.
+func (pj *Prepared) command(in Input) ([]byte, error) {
+	p := pj.s.p
+	var b []byte
+	size := ^uint64(0)
+	argv := []string{}
+	if in.Program != "" {
+		argv = append(argv, in.Program)
+	} else {
+		size = uint64(len(in.Code))
+		file := strings.TrimSuffix(p.Run.Workdir, "/") + "/" + p.Run.File
+		for _, a := range p.Run.Command {
+			argv = append(argv, strings.ReplaceAll(a, "{file}", file))
+		}
+	}
+	argv = append(argv, in.Args...)
+	b = binary.LittleEndian.AppendUint64(b, size)
+	if in.Program == "" {
+		b = append(b, in.Code...)
+	}
+	n := 0
+	for _, list := range [][]string{argv, p.Run.Env} {
+		for _, a := range list {
+			if strings.IndexByte(a, 0) >= 0 || a == "" {
+				return nil, fmt.Errorf("argument or environment entry %q is empty or holds a NUL byte", a)
+			}
+			b = append(append(b, a...), 0)
+			n += len(a) + 1
+		}
+		b = append(b, 0)
+	}
+	if n > 256<<10-2 || len(argv)+len(p.Run.Env) > 4000 {
+		return nil, errors.New("the arguments and environment exceed 256 KiB or 4,000 entries")
+	}
+	return b, nil
+}
+
+// takeFd hands fd over to its new owner: the run no longer closes it.
+func (s *supervisor) takeFd(fd int) int {
+	for i, f := range s.fds {
+		if f == fd {
+			s.fds[i] = -1
+		}
+	}
+	return fd
+}
+
+func writeAll(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Write(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func readFullFd(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Read(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || m == 0 {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
