@@ -135,7 +135,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		step   Step
 		op     *mountOp
 		pfd    [2]unix.PollFd
-		sfd    uintptr    // the signalfd of SIGCHLD
+		sfd    uintptr // the signalfd of SIGCHLD
+		ru     unix.Rusage
 		keep   [3]uintptr // the init's descriptors
 		sigbuf [128]byte
 	)
@@ -421,18 +422,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 
-	// A prepared jail (Prepare) stops here until its program is known: it
-	// says it is ready, then reads the submitted file, which it writes into
-	// the work directory itself, and the command (see readCommand).
-	if c.prepared {
-		rep = report{Kind: reportReady}
-		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
-		step = stepCommand
-		if e1 = readCommand(c); e1 != 0 {
-			goto fail
-		}
-	}
-
 	// The program runs as pid 2; this process stays as pid 1 to reap.
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
@@ -510,6 +499,11 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 				break
 			}
 		}
+		// Every process of the jail is reaped: their usage, for the report.
+		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&ru)), 0) // RUSAGE_CHILDREN
+		rep.UtimeUs = uint64(ru.Utime.Sec)*1e6 + uint64(ru.Utime.Usec)
+		rep.StimeUs = uint64(ru.Stime.Sec)*1e6 + uint64(ru.Stime.Usec)
+		rep.MaxrssKB = uint64(ru.Maxrss)
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
@@ -641,24 +635,26 @@ func childProgram(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
+	// A prepared jail (Prepare) waits here, everything in place but the
+	// filter, until its program is known: it says it is ready, then reads
+	// the submitted file, which it writes into the work directory itself,
+	// and the command (readCommand). The init waits meanwhile (vfork).
+	if c.prepared {
+		rep = report{Kind: reportReady}
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		step = stepCommand
+		if e1 = readCommand(c); e1 != 0 {
+			goto fail
+		}
+	}
 	// An empty signal mask for the program (execve keeps the mask). No one
 	// signals this process before execve: it has no terminal, and the
 	// supervisor signals only the init.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	// Seccomp is the last step before execve, so that the filter need not
 	// allow anything the setup does.
-	if c.filter != nil {
-		step = stepSeccomp
-		fd, _, e1 = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(c.filter)))
-		if e1 != 0 {
-			goto fail
-		}
-		// The listener is close-on-exec; so is the socket.
-		*(*int32)(unsafe.Pointer(&c.cmsg[c.cmsgFd])) = int32(fd)
-		step = stepSendListener
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_SENDMSG, c.notifyFd, uintptr(unsafe.Pointer(&c.msg)), 0); e1 != 0 {
-			goto fail
-		}
+	if step, e1 = loadFilter(c); e1 != 0 {
+		goto fail
 	}
 	step = stepExec
 	if c.prepared {
@@ -676,6 +672,27 @@ failOp:
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 	}
+}
+
+// loadFilter loads the seccomp filter with a listener and sends the
+// listener to the supervisor; it returns the failed step, if any.
+//
+//go:nosplit
+//go:norace
+func loadFilter(c *childPlan) (Step, syscall.Errno) {
+	if c.filter == nil {
+		return stepSeccomp, 0
+	}
+	fd, _, e1 := syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(c.filter)))
+	if e1 != 0 {
+		return stepSeccomp, e1
+	}
+	// The listener is close-on-exec; so is the socket.
+	*(*int32)(unsafe.Pointer(&c.cmsg[c.cmsgFd])) = int32(fd)
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SENDMSG, c.notifyFd, uintptr(unsafe.Pointer(&c.msg)), 0); e1 != 0 {
+		return stepSendListener, e1
+	}
+	return stepSeccomp, 0
 }
 
 // readCommand reads a prepared jail's program from the go pipe: it copies

@@ -23,6 +23,7 @@ type Prepared struct {
 	s     *supervisor
 	fds   jailFds
 	ready time.Time
+	done  chan struct{} // closed once the jail is torn down
 }
 
 // Prepare makes a jail for policy p, which the caller has validated, and
@@ -53,19 +54,22 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 		s.closeAll()
 		return nil, err
 	}
-	return &Prepared{s: s, fds: fds, ready: time.Now()}, nil
+	return &Prepared{s: s, fds: fds, ready: time.Now(), done: make(chan struct{})}, nil
 }
 
 // Run runs in in the prepared jail and reports what happened. The policy
 // is the one the jail was prepared with; in.Stdin is read here, in.Log and
 // in.Started are not used.
+//
+// The result comes as soon as the program's tree has ended; the jail's
+// teardown (its init's exit, the namespaces, the cgroup) goes on in the
+// background: Wait waits for it.
 func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	s := pj.s
-	defer s.closeAll()
 	s.in = in
 	cmd, err := pj.command(in)
 	if err != nil {
-		s.abort(s.goW)
+		pj.Close()
 		return Failed(StatusInvalidInput, err)
 	}
 	if in.StdinData != nil {
@@ -76,7 +80,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	} else if in.Stdin != "" {
 		f, err := os.Open(in.Stdin)
 		if err != nil {
-			s.abort(s.goW)
+			pj.Close()
 			return Failed(StatusInvalidInput, fmt.Errorf("--stdin %s: %w", in.Stdin, err))
 		}
 		go func(w int) { // a writer of its own: the program may read slowly
@@ -106,14 +110,24 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		writeAll(w, cmd)
 		syscall.Close(w)
 	}(s.takeFd(s.goW))
-	return s.watch(ctx, pj.fds)
+	r := s.watch(ctx, pj.fds)
+	go func() {
+		s.reap()
+		s.closeAll()
+		close(pj.done)
+	}()
+	return r
 }
+
+// Wait waits until a jail that has run is torn down.
+func (pj *Prepared) Wait() { <-pj.done }
 
 // Close gives up a prepared jail that will not run: its init reads EOF
 // instead of a program and exits.
 func (pj *Prepared) Close() {
 	pj.s.abort(pj.s.goW)
 	pj.s.closeAll()
+	close(pj.done)
 }
 
 // command encodes the program for readCommand: the file's length and
@@ -133,6 +147,7 @@ func (pj *Prepared) command(in Input) ([]byte, error) {
 		}
 	}
 	argv = append(argv, in.Args...)
+	pj.s.program = argv[0]
 	b = binary.LittleEndian.AppendUint64(b, size)
 	if in.Program == "" {
 		b = append(b, in.Code...)
@@ -152,6 +167,14 @@ func (pj *Prepared) command(in Input) ([]byte, error) {
 		return nil, errors.New("the arguments and environment exceed 256 KiB or 4,000 entries")
 	}
 	return b, nil
+}
+
+// programPath is the program the jail runs, for messages.
+func (s *supervisor) programPath() string {
+	if s.program != "" {
+		return s.program
+	}
+	return goString(s.plan.path)
 }
 
 // takeFd hands fd over to its new owner: the run no longer closes it.

@@ -97,6 +97,8 @@ type supervisor struct {
 	pidfd    int32 // set by clone3 (CLONE_PIDFD)
 	started  time.Time
 	cpuBase  time.Duration // prepared: the CPU time of its setup, which is not the program's
+	reaped   bool          // the init has been waited for
+	program  string        // prepared: the program, once known
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
@@ -430,11 +432,8 @@ func (s *supervisor) abort(syncW int) {
 
 func (s *supervisor) reap() {
 	var ws syscall.WaitStatus
-	for {
-		if _, err := syscall.Wait4(s.pid, &ws, 0, nil); err != syscall.EINTR {
-			return
-		}
-	}
+	var ru syscall.Rusage
+	s.waitInit(&ws, &ru)
 }
 
 // kill ends the whole jail, once, for the first reason given. The jail's

@@ -137,7 +137,7 @@ func IsExecNotFound(err error) bool {
 
 // report is the record the child writes on the report pipe: a setup failure
 // (kind reportError) or, from the jail's init, the program's wait status
-// (kind reportExit). One write of 24 bytes is atomic on a pipe.
+// (kind reportExit). One write of 48 bytes is atomic on a pipe.
 type report struct {
 	Kind   uint32
 	Step   uint32
@@ -145,6 +145,9 @@ type report struct {
 	Errno  uint32
 	Status uint32
 	_      uint32
+	// The whole tree's usage, reaped by the init (reportExit, reportKilled):
+	// the supervisor need not wait for the init's own exit to have it.
+	UtimeUs, StimeUs, MaxrssKB uint64
 }
 
 const (

@@ -31,7 +31,7 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			err := s.childError(reps[i])
 			r.Status, r.Error = StatusInternalError, "jail setup failed: "+err.Error()
 			if IsExecNotFound(err) {
-				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", goString(s.plan.path), err.Errno)
+				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", s.programPath(), err.Errno)
 			}
 			return
 		case reportExit:
@@ -138,7 +138,7 @@ func (s *supervisor) childError(rep report) *ChildError {
 			e.Detail = s.rlimitNames[e.Index]
 		}
 	case stepExec:
-		e.Detail = goString(s.plan.path)
+		e.Detail = s.programPath()
 	}
 	return e
 }

@@ -55,6 +55,12 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0)
 	for open := 3; open > 0; {
+		// The run is over once the program's output has ended and the init
+		// has reported; the init's own exit (the namespaces' teardown)
+		// need not be waited for to have the result.
+		if streams[0].fd < 0 && streams[1].fd < 0 && finalReport(decodeReports(streams[2].buf)) != nil {
+			break
+		}
 		for i := range streams {
 			pfd[i] = unix.PollFd{Fd: int32(streams[i].fd), Events: unix.POLLIN}
 		}
@@ -117,14 +123,20 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			open--
 		}
 	}
+	wall := time.Since(s.started)
+	reps := decodeReports(streams[2].buf)
+	final := finalReport(reps)
 	var ws syscall.WaitStatus
 	var ru syscall.Rusage
-	for {
-		if _, err := syscall.Wait4(s.pid, &ws, 0, &ru); err != syscall.EINTR {
-			break
-		}
+	if final == nil || !s.prepared {
+		// A prepared jail's init is waited for after the result (Prepared.Run).
+		s.waitInit(&ws, &ru)
 	}
-	wall := time.Since(s.started)
+	cpu, peak := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), ru.Maxrss*1024
+	if final != nil {
+		cpu = time.Duration(final.UtimeUs+final.StimeUs) * time.Microsecond
+		peak = int64(final.MaxrssKB) * 1024
+	}
 	s.mu.Lock()
 	if s.hardKill != nil {
 		s.hardKill.Stop()
@@ -138,8 +150,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,
 		StdoutBytes: out.total, StderrBytes: errOut.total,
 		WallMs:          ms(wall),
-		CPUMs:           ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano())),
-		MemoryPeakBytes: ru.Maxrss * 1024,
+		CPUMs:           ms(cpu),
+		MemoryPeakBytes: peak,
 		Enforced:        s.enforced,
 		ExitCode:        -1,
 	}
@@ -155,7 +167,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		}
 	}
 	r.SeccompLog = s.events
-	s.verdict(r, ws, decodeReports(streams[2].buf), killed, usage)
+	s.verdict(r, ws, reps, killed, usage)
 	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
 	return r
 }
@@ -284,6 +296,30 @@ func (s *supervisor) record(e SeccompEvent) {
 	}
 	e.Count = 1
 	s.events = append(s.events, e)
+}
+
+// finalReport returns the init's last word on the program: its exit, or
+// its kill on request; nil if there is none yet.
+func finalReport(reps []report) *report {
+	for i := range reps {
+		if reps[i].Kind == reportExit || reps[i].Kind == reportKilled {
+			return &reps[i]
+		}
+	}
+	return nil
+}
+
+// waitInit reaps the jail's init, once.
+func (s *supervisor) waitInit(ws *syscall.WaitStatus, ru *syscall.Rusage) {
+	if s.reaped {
+		return
+	}
+	for {
+		if _, err := syscall.Wait4(s.pid, ws, 0, ru); err != syscall.EINTR {
+			break
+		}
+	}
+	s.reaped = true
 }
 
 func (s *supervisor) isKilled() bool {
