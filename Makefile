@@ -47,6 +47,8 @@ demo: deps build
 	@$(BIN) run testdata/programs/demo.py
 	@echo '$$ gojail run --json --timeout 500ms -c "while True: pass"'
 	@$(BIN) run --json --timeout 500ms -c "while True: pass"; echo "(exit code $$?)"
+	@echo '$$ gojail batch   # one JSON request per line, each in a fresh jail prepared ahead'
+	@printf '%s\n' '{"code": "print(sum(range(101)))"}' '{"code": "1/0"}' | $(BIN) batch | cut -c1-100
 
 test: deps build test-unit test-rootless bench-smoke
 
