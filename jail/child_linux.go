@@ -51,9 +51,9 @@ type childPlan struct {
 	scrub        [][]byte  // the argv and environment areas, blanked in the init
 
 	// A prepared jail's program comes later, on the go pipe (readCommand):
-	// the file's length (8 bytes, little endian) and bytes, then argv and
-	// the environment as NUL-terminated strings, each list ended by an
-	// empty string. It is parsed into blob and the two arrays.
+	// the file's length (8 bytes, little endian) and bytes, then the counts
+	// of argv and the environment (4 bytes each) and their NUL-terminated
+	// strings. It is parsed into blob and the two arrays.
 	prepared bool
 	goR      int
 	fileName *byte // the submitted file, relative to the work directory
@@ -431,6 +431,15 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	if e1 != 0 {
 		goto fail
 	}
+	// /proc/1/cmdline shows anyone in the jail this process's argv: the
+	// supervisor's. Blank it, and the environment with it, before the
+	// program exists (pid 2 uses neither).
+	for j = range c.scrub {
+		for i = range c.scrub[j] {
+			c.scrub[j][i] = 0
+		}
+	}
+	i = 0
 	step = stepFork
 	r1, e1 = spawnProgram(c)
 	if e1 != 0 {
@@ -443,13 +452,6 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		// peak memory of the whole tree reach the supervisor's wait4. (When
 		// the namespace's init simply exits, the kernel reaps the rest with
 		// SIGCHLD ignored and their usage is lost.)
-		// /proc/1/cmdline shows anyone in the jail this process's argv:
-		// the supervisor's. Blank it, and the environment with it.
-		for j = range c.scrub {
-			for i = range c.scrub[j] {
-				c.scrub[j][i] = 0
-			}
-		}
 		// Keep the report pipe, the control pipe and the signalfd: close
 		// the ranges between them, in ascending order.
 		keep = [3]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd}
@@ -578,22 +580,6 @@ func childProgram(c *childPlan) {
 			goto fail
 		}
 	}
-	step = stepNofile
-	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-
-	// Resource limits, on the program and all it starts, not on the init:
-	// the program could otherwise get the init killed by its own limits.
-	step = stepRlimit
-	for i = range c.rlimits {
-		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
-			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
-			goto failOp
-		}
-	}
-	i = 0
-
 	// The OOM killer's first choice: any process of the program before the
 	// init, whose death would leave the run without its report. The file
 	// belongs to this process's user only while it is dumpable; dumpable is
@@ -647,6 +633,24 @@ func childProgram(c *childPlan) {
 			goto fail
 		}
 	}
+	step = stepNofile
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+
+	// Resource limits, on the program and all it starts, not on the init
+	// (the program could otherwise get the init killed by its own limits),
+	// and after a prepared jail has written the submitted file (the file
+	// size limit is the program's, not the submission's).
+	step = stepRlimit
+	for i = range c.rlimits {
+		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
+			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
+			goto failOp
+		}
+	}
+	i = 0
+
 	// An empty signal mask for the program (execve keeps the mask). No one
 	// signals this process before execve: it has no terminal, and the
 	// supervisor signals only the init.
@@ -708,7 +712,6 @@ func readCommand(c *childPlan) syscall.Errno {
 		r1, fd         uintptr
 		e1             syscall.Errno
 		size           uint64
-		env            bool
 	)
 	// The file's length, then its bytes.
 	for n < 8 {
@@ -763,7 +766,8 @@ func readCommand(c *childPlan) syscall.Errno {
 		}
 		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	}
-	// argv and the environment, to EOF.
+	// argv and the environment, to EOF: their counts (4 bytes each, little
+	// endian), then the strings, each NUL-terminated (empty ones too).
 	for n = 0; ; {
 		if n == len(c.blob) {
 			return syscall.E2BIG
@@ -781,33 +785,32 @@ func readCommand(c *childPlan) syscall.Errno {
 		n += int(r1)
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.goR), 0, 0)
-	for m = 0; m < n; m++ {
+	if n < 8 {
+		return syscall.EINVAL
+	}
+	argc := int(c.blob[0]) | int(c.blob[1])<<8 | int(c.blob[2])<<16 | int(c.blob[3])<<24
+	envc := int(c.blob[4]) | int(c.blob[5])<<8 | int(c.blob[6])<<16 | int(c.blob[7])<<24
+	if argc < 1 || argc >= len(c.argvRaw) || envc >= len(c.envvRaw) {
+		return syscall.E2BIG
+	}
+	start = 8
+	for m = 8; m < n && k < argc+envc; m++ {
 		if c.blob[m] != 0 {
 			continue
 		}
-		if m == start { // an empty string ends a list
-			if env {
-				break
-			}
-			c.argvRaw[k] = 0
-			env, k, start = true, 0, m+1
-			continue
-		}
-		if k >= len(c.argvRaw)-1 || k >= len(c.envvRaw)-1 {
-			return syscall.E2BIG
-		}
-		if env {
-			c.envvRaw[k] = uintptr(unsafe.Pointer(&c.blob[start]))
-		} else {
+		if k < argc {
 			c.argvRaw[k] = uintptr(unsafe.Pointer(&c.blob[start]))
+		} else {
+			c.envvRaw[k-argc] = uintptr(unsafe.Pointer(&c.blob[start]))
 		}
 		k++
 		start = m + 1
 	}
-	if !env || c.argvRaw[0] == 0 {
+	if k != argc+envc {
 		return syscall.EINVAL
 	}
-	c.envvRaw[k] = 0
+	c.argvRaw[argc] = 0
+	c.envvRaw[envc] = 0
 	return 0
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -24,6 +25,7 @@ type Prepared struct {
 	fds   jailFds
 	ready time.Time
 	done  chan struct{} // closed once the jail is torn down
+	once  sync.Once
 }
 
 // Prepare makes a jail for policy p, which the caller has validated, and
@@ -114,7 +116,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	go func() {
 		s.reap()
 		s.closeAll()
-		close(pj.done)
+		pj.once.Do(func() { close(pj.done) })
 	}()
 	return r
 }
@@ -125,9 +127,11 @@ func (pj *Prepared) Wait() { <-pj.done }
 // Close gives up a prepared jail that will not run: its init reads EOF
 // instead of a program and exits.
 func (pj *Prepared) Close() {
-	pj.s.abort(pj.s.goW)
-	pj.s.closeAll()
-	close(pj.done)
+	pj.once.Do(func() {
+		pj.s.abort(pj.s.goW)
+		pj.s.closeAll()
+		close(pj.done)
+	})
 }
 
 // command encodes the program for readCommand: the file's length and
@@ -152,19 +156,21 @@ func (pj *Prepared) command(in Input) ([]byte, error) {
 	if in.Program == "" {
 		b = append(b, in.Code...)
 	}
-	n := 0
-	for _, list := range [][]string{argv, p.Run.Env} {
-		for _, a := range list {
-			if strings.IndexByte(a, 0) >= 0 || a == "" {
-				return nil, fmt.Errorf("argument or environment entry %q is empty or holds a NUL byte", a)
-			}
-			b = append(append(b, a...), 0)
-			n += len(a) + 1
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(argv)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Run.Env)))
+	n := 8
+	for _, a := range append(append([]string{}, argv...), p.Run.Env...) {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("argument or environment entry %q holds a NUL byte", a)
 		}
-		b = append(b, 0)
+		if len(a) >= 128<<10 { // MAX_ARG_STRLEN
+			return nil, fmt.Errorf("an argument or environment entry of %d bytes: execve takes at most 128 KiB each", len(a))
+		}
+		b = append(append(b, a...), 0)
+		n += len(a) + 1
 	}
-	if n > 256<<10-2 || len(argv)+len(p.Run.Env) > 4000 {
-		return nil, errors.New("the arguments and environment exceed 256 KiB or 4,000 entries")
+	if n > commandMax || len(argv)+len(p.Run.Env) > 4000 {
+		return nil, fmt.Errorf("the arguments and environment take %d bytes in %d entries: at most %d bytes and 4,000 entries", n, len(argv)+len(p.Run.Env), commandMax)
 	}
 	return b, nil
 }
@@ -176,6 +182,9 @@ func (s *supervisor) programPath() string {
 	}
 	return goString(s.plan.path)
 }
+
+// commandMax is the room for argv and the environment in a prepared jail.
+const commandMax = 256 << 10
 
 // takeFd hands fd over to its new owner: the run no longer closes it.
 func (s *supervisor) takeFd(fd int) int {

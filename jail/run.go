@@ -293,7 +293,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		if p.Run.Binary {
 			c.fileMode = 0o755
 		}
-		c.blob = make([]byte, 256<<10)
+		c.blob = make([]byte, commandMax+8)
 		c.argvRaw = make([]uintptr, 4096)
 		c.envvRaw = make([]uintptr, 4096)
 		argv = append(argv, "/prepared")
@@ -407,6 +407,11 @@ func (s *supervisor) closeFd(fd int) {
 }
 
 func (s *supervisor) closeAll() {
+	s.mu.Lock()
+	if s.hardKill != nil { // it would signal a closed, perhaps reused, pidfd
+		s.hardKill.Stop()
+	}
+	s.mu.Unlock()
 	for _, fd := range s.fds {
 		if fd >= 0 {
 			syscall.Close(fd)

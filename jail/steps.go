@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"syscall"
 )
@@ -128,12 +127,6 @@ func (e *ChildError) Error() string {
 
 // Unwrap lets errors.Is(err, unix.EPERM) see the errno.
 func (e *ChildError) Unwrap() error { return e.Errno }
-
-// IsExecNotFound reports whether err is the program missing inside the jail.
-func IsExecNotFound(err error) bool {
-	var ce *ChildError
-	return errors.As(err, &ce) && ce.Step == stepExec && (ce.Errno == syscall.ENOENT || ce.Errno == syscall.EACCES || ce.Errno == syscall.ENOEXEC)
-}
 
 // report is the record the child writes on the report pipe: a setup failure
 // (kind reportError) or, from the jail's init, the program's wait status

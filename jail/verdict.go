@@ -30,8 +30,11 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		case reportError:
 			err := s.childError(reps[i])
 			r.Status, r.Error = StatusInternalError, "jail setup failed: "+err.Error()
-			if IsExecNotFound(err) {
+			switch {
+			case inputFault(err) && err.Step == stepExec:
 				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", s.programPath(), err.Errno)
+			case inputFault(err):
+				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("the submitted file does not fit the work directory (limits.work_size %s, limits.inodes %d): %v", s.p.Limits.WorkSize, s.p.Limits.Inodes, err.Errno)
 			}
 			return
 		case reportExit:
@@ -88,6 +91,19 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 	default:
 		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
 	}
+}
+
+// inputFault reports whether a setup failure is the submission's fault:
+// the program missing or not executable inside the jail, arguments too
+// long for execve, a file that does not fit the work directory.
+func inputFault(err *ChildError) bool {
+	switch err.Step {
+	case stepExec:
+		return err.Errno == syscall.ENOENT || err.Errno == syscall.EACCES || err.Errno == syscall.ENOEXEC || err.Errno == syscall.E2BIG
+	case stepWriteFile, stepCommand:
+		return err.Errno == syscall.ENOSPC || err.Errno == syscall.EFBIG || err.Errno == syscall.E2BIG || err.Errno == syscall.EDQUOT
+	}
+	return false
 }
 
 // memoryVerdict makes a failed run memory_limit when the memory limit

@@ -174,10 +174,18 @@ func write(dir, file, value string) error {
 		return fmt.Errorf("open %s: %w", filepath.Join(dir, file), err)
 	}
 	defer unix.Close(fd)
-	if _, err := unix.Write(fd, []byte(value)); err != nil {
-		return fmt.Errorf("write %q to %s: %w", value, filepath.Join(dir, file), err)
+	for {
+		// A pending signal interrupts some controllers' writes (v1
+		// memory.memsw.limit_in_bytes): the write is simply made again.
+		_, err := unix.Write(fd, []byte(value))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write %q to %s: %w", value, filepath.Join(dir, file), err)
+		}
+		return nil
 	}
-	return nil
 }
 
 // readInt reads a control file holding one number.

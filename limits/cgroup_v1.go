@@ -177,8 +177,12 @@ func (c *v1) Remove() error {
 	if n, _ := killProcs(c.dirs["pids"]); n > 0 {
 		errs = append(errs, c.Kill())
 	}
-	for _, dir := range c.dirs {
-		errs = append(errs, rmdir(dir))
+	// memory last: a later run finds a leftover by its memory directory,
+	// so a removal cut short must not lose that one first.
+	for _, ctrl := range []string{"cpu", "cpuacct", "freezer", "pids", "memory"} {
+		if dir, ok := c.dirs[ctrl]; ok {
+			errs = append(errs, rmdir(dir))
+		}
 	}
 	return errors.Join(errs...)
 }

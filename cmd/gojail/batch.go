@@ -5,8 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -75,9 +79,19 @@ func batchAction(c *cli.Context) error {
 	// run has ended, so that preparing does not compete with the run for
 	// the CPUs: with requests a little apart, each finds a jail ready.
 	ahead := c.Int("prepare")
-	if ahead < 1 {
-		ahead = 1
+	if ahead < 1 || ahead > 64 {
+		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("--prepare %d: keep between 1 and 64 jails ready", ahead)), true)
 	}
+	// A reader that goes away gets EPIPE on the next result, not SIGPIPE;
+	// SIGINT, SIGTERM and SIGHUP end the input: either way every jail is
+	// torn down before gojail exits.
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-sigs
+		os.Stdin.Close()
+	}()
 	next := make(chan prepared, ahead)
 	want := make(chan struct{}, ahead)
 	for i := 0; i < ahead; i++ {
@@ -113,15 +127,11 @@ func batchAction(c *cli.Context) error {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 128<<20)
 	failed := false
-	var ran []*jail.Prepared
-	defer func() { // every jail torn down before gojail exits
-		for _, pj := range ran {
-			pj.Wait()
-		}
-	}()
+	var teardowns sync.WaitGroup // every jail torn down before gojail exits
+	defer teardowns.Wait()
 	for in.Scan() {
 		t0 := time.Now()
-		r, used := runRequest(&p, in.Bytes(), next, &ran)
+		r, used := runRequest(&p, in.Bytes(), next, &teardowns)
 		r.LatencyMs = ms(time.Since(t0))
 		if used {
 			want <- struct{}{} // prepare another
@@ -143,12 +153,18 @@ func batchAction(c *cli.Context) error {
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail.
 // It says whether it used a jail (which then needs replacing).
-func runRequest(p *policy.Policy, line []byte, next <-chan prepared, ran *[]*jail.Prepared) (*jail.Result, bool) {
+func runRequest(p *policy.Policy, line []byte, next <-chan prepared, teardowns *sync.WaitGroup) (*jail.Result, bool) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), false
+	}
+	if dec.More() {
+		return jail.Failed(jail.StatusInvalidInput, errors.New("request: one JSON object per line")), false
+	}
+	if req.Program != "" && req.Code != "" {
+		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code" or "program", not both`)), false
 	}
 	in := jail.Input{Args: req.Args, StdinData: []byte(req.Stdin)}
 	var err error
@@ -165,8 +181,10 @@ func runRequest(p *policy.Policy, line []byte, next <-chan prepared, ran *[]*jai
 	if pr.err != nil {
 		return jail.Failed(jail.StatusInternalError, pr.err), true
 	}
-	*ran = append(*ran, pr.pj)
-	return pr.pj.Run(context.Background(), in), true
+	r := pr.pj.Run(context.Background(), in)
+	teardowns.Add(1)
+	go func() { pr.pj.Wait(); teardowns.Done() }()
+	return r, true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
