@@ -54,6 +54,7 @@ type childPlan struct {
 	// the file's length (8 bytes, little endian) and bytes, then the counts
 	// of argv and the environment (4 bytes each) and their NUL-terminated
 	// strings. It is parsed into blob and the two arrays.
+	debug    bool // report the child's steps with their times (--debug)
 	prepared bool
 	goR      int
 	fileName *byte // the submitted file, relative to the work directory
@@ -195,11 +196,13 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 
 	// Wait until the supervisor has written our uid/gid maps and put us in
 	// our cgroup: nothing of the jail runs before it is in its limits.
+	mark(c, stepUnshare)
 	step = stepRelease
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
 	if e1 != 0 || r1 != 1 || b[0] != 'r' {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
 	}
+	mark(c, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
 
 	// Our cgroup namespace is rooted where the supervisor has just put us,
@@ -385,6 +388,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 
 	// Enter the root and detach the host's: pivot_root(".", ".") stacks the
 	// old root on the new one, and the lazy unmount removes it (pivot_root(2)).
+	mark(c, stepMoveMount)
 	step = stepPivotRoot
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
 		goto fail
@@ -440,6 +444,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		}
 	}
 	i = 0
+	mark(c, stepCloseFds)
 	step = stepFork
 	r1, e1 = spawnProgram(c)
 	if e1 != 0 {
@@ -501,6 +506,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 				break
 			}
 		}
+		mark(c, stepReaped)
 		// Every process of the jail is reaped: their usage, for the report.
 		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&ru)), 0) // RUSAGE_CHILDREN
 		rep.UtimeUs = uint64(ru.Utime.Sec)*1e6 + uint64(ru.Utime.Usec)
@@ -660,6 +666,7 @@ func childProgram(c *childPlan) {
 	if step, e1 = loadFilter(c); e1 != 0 {
 		goto fail
 	}
+	mark(c, stepSeccomp)
 	step = stepExec
 	if c.prepared {
 		_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, c.argvRaw[0], uintptr(unsafe.Pointer(&c.argvRaw[0])), uintptr(unsafe.Pointer(&c.envvRaw[0])))
@@ -676,6 +683,21 @@ failOp:
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 	}
+}
+
+// mark reports, for --debug, that the child has finished a step, with the
+// time (CLOCK_MONOTONIC) in the report's UtimeUs, in nanoseconds.
+//
+//go:nosplit
+//go:norace
+func mark(c *childPlan, step Step) {
+	if !c.debug {
+		return
+	}
+	var ts unix.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0)
+	rep := report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(ts.Sec)*1e9 + uint64(ts.Nsec)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 }
 
 // loadFilter loads the seccomp filter with a listener and sends the

@@ -31,7 +31,7 @@ type Prepared struct {
 // Prepare makes a jail for policy p, which the caller has validated, and
 // waits until its setup is done. log, when set, is told every step.
 func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {
-	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true}
+	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true, debug: log != nil}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}

@@ -53,7 +53,7 @@ type Input struct {
 // reports what happened. It always returns a result; setup failures are
 // internal_error (or invalid_input when the input itself is at fault).
 func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
-	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}}
+	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}, debug: in.Log != nil}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
@@ -98,6 +98,8 @@ type supervisor struct {
 	started  time.Time
 	cpuBase  time.Duration // prepared: the CPU time of its setup, which is not the program's
 	reaped   bool          // the init has been waited for
+	debug    bool          // --debug: the child reports its steps
+	monoFork time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	program  string        // prepared: the program, once known
 
 	mu          sync.Mutex
@@ -172,6 +174,9 @@ func (s *supervisor) start() (jailFds, error) {
 	slices.Sort(plan.keepFds)
 
 	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	s.monoFork = time.Duration(ts.Nano())
 	pid, err := s.fork()
 	if err != nil {
 		return none, err
@@ -266,6 +271,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		dot:      cstr("."),
 		lastCap:  uintptr(lastCap()),
 		ignored:  ignoredSignals(),
+		debug:    s.debug,
 		scrub:    argvAndEnviron(),
 	}
 	switch p.Net.Mode {

@@ -54,6 +54,7 @@ const (
 	stepSeccomp
 	stepSendListener
 	stepExec
+	stepReaped
 	stepCount
 )
 
@@ -101,6 +102,7 @@ var stepNames = [stepCount]string{
 	stepSeccomp:      "seccomp",
 	stepSendListener: "send the seccomp listener",
 	stepExec:         "execve",
+	stepReaped:       "the program ended, every process reaped",
 }
 
 func (s Step) String() string {
@@ -148,4 +150,5 @@ const (
 	reportExit   = 2 // the program ended; Status is its wait status
 	reportKilled = 3 // the supervisor asked init to stop the jail
 	reportReady  = 4 // a prepared jail waits for its program
+	reportMark   = 5 // --debug: a step done, at UtimeUs nanoseconds (CLOCK_MONOTONIC)
 )

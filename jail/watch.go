@@ -167,6 +167,11 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		}
 	}
 	r.SeccompLog = s.events
+	for _, rep := range reps {
+		if rep.Kind == reportMark {
+			s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
+		}
+	}
 	s.verdict(r, ws, reps, killed, usage)
 	s.log("verdict: %s (exit code %d, signal %q), wall %.1f ms, cpu %.1f ms", r.Status, r.ExitCode, r.Signal, r.WallMs, r.CPUMs)
 	return r
@@ -296,6 +301,16 @@ func (s *supervisor) record(e SeccompEvent) {
 	}
 	e.Count = 1
 	s.events = append(s.events, e)
+}
+
+// markWords say what the child had done at each of its marks (--debug).
+var markWords = map[Step]string{
+	stepUnshare:   "namespaces made (mount, ipc, uts, network)",
+	stepRelease:   "released: id maps written, in its cgroup",
+	stepMoveMount: "root built (binds, /proc, /dev, tmpfs, files)",
+	stepCloseFds:  "in its root: host name, session, stdio set",
+	stepSeccomp:   "pid 2: capabilities dropped, limits and filter in place, execve next",
+	stepReaped:    "the program ended, every process of the jail reaped",
 }
 
 // finalReport returns the init's last word on the program: its exit, or
