@@ -101,6 +101,16 @@ func Program(name string, p *policy.Policy) (string, error) {
 // the jail sees: c lies under one of the binds as named, and what it
 // resolves to lies under one of the binds as resolved.
 func visible(c string, p *policy.Policy) bool {
+	named := false
+	for _, b := range p.FS.ReadOnly {
+		if under(c, b) {
+			named = true
+			break
+		}
+	}
+	if !named { // decided without a system call
+		return false
+	}
 	real, err := filepath.EvalSymlinks(c)
 	if err != nil {
 		return false
@@ -109,14 +119,12 @@ func visible(c string, p *policy.Policy) bool {
 	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return false
 	}
-	named, resolved := false, false
 	for _, b := range p.FS.ReadOnly {
-		named = named || under(c, b)
-		if rb, err := filepath.EvalSymlinks(b); err == nil {
-			resolved = resolved || under(real, rb)
+		if rb, err := filepath.EvalSymlinks(b); err == nil && under(real, rb) {
+			return true
 		}
 	}
-	return named && resolved
+	return false
 }
 
 func envValue(env []string, key string) string {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,6 +68,35 @@ func TestProgram(t *testing.T) {
 	for _, name := range []string{"/etc/hostname", "/root/x", "relative/x", "no-such-program-gojail", "/sbin/../etc/passwd"} {
 		if got, err := Program(name, &p); err == nil {
 			t.Errorf("Program(%q) = %q accepted", name, got)
+		}
+	}
+}
+
+// A program named under a bind must also resolve under one: a link that
+// leads out of the binds is refused, one that stays inside is taken.
+func TestProgramLinks(t *testing.T) {
+	p, _ := policy.Preset("exec")
+	bound, outside := t.TempDir(), t.TempDir()
+	p.FS.ReadOnly = append(p.FS.ReadOnly, bound)
+	prog := filepath.Join(outside, "prog")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(bound, "plain")
+	if err := os.WriteFile(plain, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"out": prog, "in": "/usr/bin/true"} {
+		if err := os.Symlink(target, filepath.Join(bound, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := Program(filepath.Join(bound, "in"), &p); err != nil || got != filepath.Join(bound, "in") {
+		t.Errorf("a link to /usr/bin/true: %q, %v", got, err)
+	}
+	for _, name := range []string{filepath.Join(bound, "out"), prog, plain} {
+		if got, err := Program(name, &p); err == nil || !strings.Contains(err.Error(), "is not inside the jail") {
+			t.Errorf("Program(%q) = %q, %v; want refused", name, got, err)
 		}
 	}
 }
