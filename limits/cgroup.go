@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -188,28 +189,99 @@ func write(dir, file, value string) error {
 	}
 }
 
-// readInt reads a control file holding one number.
-func readInt(dir, file string) (int64, error) {
-	b, err := readFile(filepath.Join(dir, file))
+// counters keeps the control files a run's figures come from open from the
+// cgroup's set-up to its removal, so that each reading is one pread rather
+// than an open, a read and a close; for a prepared jail the opening is done
+// before the request. A file not kept open is opened for the one reading.
+type counters struct {
+	mu  sync.Mutex
+	fds map[string]int // path -> descriptor
+}
+
+// keep opens dir's files now; one that cannot be opened (memory.peak before
+// Linux 5.19) is left to be tried when read.
+func (k *counters) keep(dir string, files ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.fds == nil {
+		k.fds = map[string]int{}
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f)
+		if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			k.fds[path] = fd
+		}
+	}
+}
+
+func (k *counters) read(path string) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	fd, ok := k.fds[path]
+	if !ok {
+		return readFile(path)
+	}
+	// Control files are seq files: a read from offset 0 shows the current
+	// figures afresh, and a read that does not fill the buffer has had all.
+	buf := make([]byte, 512)
+	for off := 0; ; {
+		n, err := unix.Pread(fd, buf[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if off += n; n == 0 || off < len(buf) {
+			return buf[:off], nil
+		}
+		buf = append(buf, make([]byte, len(buf))...)
+	}
+}
+
+// close closes every kept file; a later read opens the file again.
+func (k *counters) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for path, fd := range k.fds {
+		unix.Close(fd)
+		delete(k.fds, path)
+	}
+}
+
+// int reads a control file holding one number.
+func (k *counters) int(dir, file string) (int64, error) {
+	b, err := k.read(filepath.Join(dir, file))
 	if err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// readKey reads "key value" from a flat-keyed control file such as
-// memory.events or cpu.stat.
-func readKey(dir, file, key string) (int64, error) {
-	b, err := readFile(filepath.Join(dir, file))
+// keys reads "key value" lines from a flat-keyed control file such as
+// memory.events or cpu.stat, one value per key asked for.
+func (k *counters) keys(dir, file string, keys ...string) ([]int64, error) {
+	path := filepath.Join(dir, file)
+	b, err := k.read(path)
 	if err != nil {
-		return 0, err
+		return make([]int64, len(keys)), err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, " "); ok && k == key {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	vals := make([]int64, len(keys))
+	var errs []error
+	for i, key := range keys {
+		found := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, v, ok := strings.Cut(line, " "); ok && name == key {
+				vals[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				errs, found = append(errs, err), true
+				break
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("%s has no %q", path, key))
 		}
 	}
-	return 0, fmt.Errorf("%s has no %q", filepath.Join(dir, file), key)
+	return vals, errors.Join(errs...)
 }
 
 // rmdir removes a cgroup directory, waiting briefly for exiting processes

@@ -15,6 +15,7 @@ import (
 // set on the caller still apply.
 type v1 struct {
 	dirs map[string]string // controller -> the run's directory
+	k    counters
 }
 
 // v1Controllers are the hierarchies a run uses; cpu is optional (quota).
@@ -50,6 +51,8 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		cg.Remove()
 		return nil, err
 	}
+	cg.k.keep(cg.dirs["cpuacct"], "cpuacct.usage")
+	cg.k.keep(cg.dirs["memory"], "memory.max_usage_in_bytes", "memory.failcnt", "memory.oom_control")
 	return cg, nil
 }
 
@@ -129,7 +132,7 @@ func (c *v1) Enter(pid int) error {
 }
 
 func (c *v1) CPU() (time.Duration, error) {
-	ns, err := readInt(c.dirs["cpuacct"], "cpuacct.usage")
+	ns, err := c.k.int(c.dirs["cpuacct"], "cpuacct.usage")
 	return time.Duration(ns), err
 }
 
@@ -140,12 +143,13 @@ func (c *v1) Usage() (Usage, error) {
 	u.CPU, err = c.CPU()
 	errs = append(errs, err)
 	mem := c.dirs["memory"]
-	u.MemoryPeak, err = readInt(mem, "memory.max_usage_in_bytes")
+	u.MemoryPeak, err = c.k.int(mem, "memory.max_usage_in_bytes")
 	errs = append(errs, err)
-	u.MemoryHit, err = readInt(mem, "memory.failcnt")
+	u.MemoryHit, err = c.k.int(mem, "memory.failcnt")
 	errs = append(errs, err)
 	// oom_kill in memory.oom_control: Linux 4.13.
-	u.OOMKills, err = readKey(mem, "memory.oom_control", "oom_kill")
+	oom, err := c.k.keys(mem, "memory.oom_control", "oom_kill")
+	u.OOMKills = oom[0]
 	errs = append(errs, err)
 	return u, errors.Join(errs...)
 }
@@ -173,6 +177,7 @@ func (c *v1) Kill() error {
 }
 
 func (c *v1) Remove() error {
+	c.k.close()
 	var errs []error
 	if n, _ := killProcs(c.dirs["pids"]); n > 0 {
 		errs = append(errs, c.Kill())

@@ -16,6 +16,7 @@ import (
 type v2 struct {
 	dir string
 	fd  int // O_PATH descriptor of dir, for CLONE_INTO_CGROUP
+	k   counters
 }
 
 // newV2 creates mount/BASE/gojail/NAME, where BASE is the parent of this
@@ -70,6 +71,7 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	cg.fd = fd
+	cg.k.keep(dir, "cpu.stat", "memory.peak", "memory.events")
 	return cg, nil
 }
 
@@ -105,8 +107,8 @@ func (c *v2) Enter(pid int) error {
 }
 
 func (c *v2) CPU() (time.Duration, error) {
-	us, err := readKey(c.dir, "cpu.stat", "usage_usec")
-	return time.Duration(us) * time.Microsecond, err
+	us, err := c.k.keys(c.dir, "cpu.stat", "usage_usec")
+	return time.Duration(us[0]) * time.Microsecond, err
 }
 
 func (c *v2) Usage() (Usage, error) {
@@ -116,12 +118,11 @@ func (c *v2) Usage() (Usage, error) {
 	u.CPU, err = c.CPU()
 	errs = append(errs, err)
 	// memory.peak: Linux 5.19. Without it the caller keeps rusage's figure.
-	if u.MemoryPeak, err = readInt(c.dir, "memory.peak"); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if u.MemoryPeak, err = c.k.int(c.dir, "memory.peak"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	u.OOMKills, err = readKey(c.dir, "memory.events", "oom_kill")
-	errs = append(errs, err)
-	u.MemoryHit, err = readKey(c.dir, "memory.events", "max")
+	ev, err := c.k.keys(c.dir, "memory.events", "oom_kill", "max")
+	u.OOMKills, u.MemoryHit = ev[0], ev[1]
 	errs = append(errs, err)
 	return u, errors.Join(errs...)
 }
@@ -139,6 +140,7 @@ func (c *v2) Kill() error {
 }
 
 func (c *v2) Remove() error {
+	c.k.close()
 	if c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1
