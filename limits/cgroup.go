@@ -219,10 +219,16 @@ func (k *counters) read(path string) ([]byte, error) {
 	defer k.mu.Unlock()
 	fd, ok := k.fds[path]
 	if !ok {
-		return readFile(path)
+		b, err := readFile(path)
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		return b, nil
 	}
-	// Control files are seq files: a read from offset 0 shows the current
-	// figures afresh, and a read that does not fill the buffer has had all.
+	// A read from offset 0 shows the current figures afresh. The files kept
+	// here are each shown in one piece of a few hundred bytes at most, so a
+	// read that does not fill the buffer has had all; a file of many records
+	// (cgroup.procs) may come back short before its end and is not kept.
 	buf := make([]byte, 512)
 	for off := 0; ; {
 		n, err := unix.Pread(fd, buf[off:], int64(off))
