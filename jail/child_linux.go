@@ -521,10 +521,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 fail:
 	i = 0
 failOp:
-	rep = report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
-	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 	for {
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+		failExit(c, step, i, e1)
 	}
 }
 
@@ -678,11 +676,20 @@ func childProgram(c *childPlan) {
 fail:
 	i = 0
 failOp:
-	rep = report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
-	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 	for {
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+		failExit(c, step, i, e1)
 	}
+}
+
+// failExit reports that step (its i-th item) failed with e1, and exits
+// with 127; the init and the program's process both end so.
+//
+//go:nosplit
+//go:norace
+func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
+	rep := report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 }
 
 // mark reports, for --debug, that the child has finished a step, with the
