@@ -166,7 +166,10 @@ func runRequest(p *policy.Policy, line []byte, next <-chan prepared, teardowns *
 	if req.Program != "" && req.Code != "" {
 		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code" or "program", not both`)), false
 	}
-	in := jail.Input{Args: req.Args, StdinData: []byte(req.Stdin)}
+	in := jail.Input{Args: req.Args}
+	if req.Stdin != "" { // else the pipe is closed: reads see EOF at once
+		in.StdinData = []byte(req.Stdin)
+	}
 	var err error
 	if req.Program != "" {
 		in.Program, err = validate.Program(req.Program, p)
