@@ -65,7 +65,7 @@ func hostileCases() []hostileCase {
 		{name: "raising the hard limits", file: "raise_limits.py", status: jail.StatusOK,
 			stdout: "RLIMIT_NOFILE ValueError\nRLIMIT_CPU ValueError\nRLIMIT_FSIZE ValueError\nRLIMIT_NPROC ValueError\n"},
 		{name: "kill(-1, SIGKILL) from inside", file: "kill_everything.sh", status: jail.StatusOK, stdout: "unreachable\n", host: hostProcessSurvives},
-		{name: "kernel memory in socket buffers, OOM killer aimed at the program", file: "socket_memory.py", flags: []string{"--timeout", "20s"}, status: jail.StatusMemoryLimit, exit: 128 + 9, has: "OOM killer ended", cgroup: true},
+		{name: "kernel memory in socket buffers, OOM killer aimed at the program", file: "socket_memory.py", flags: []string{"--timeout", "20s", "--cpu-time", "10s"}, status: jail.StatusMemoryLimit, exit: 128 + 9, has: "OOM killer ended", cgroup: true},
 		{name: "queued signals (charged to the host user too)", file: "signal_queue.py", status: jail.StatusOK, stdout: "queued 256\n"},
 		{name: "the init's command line (the supervisor's)", file: "init_cmdline.py", status: jail.StatusOK, stdout: "b''\n"},
 		{name: "forbidden system calls (the C probe)", file: "", status: jail.StatusOK, has: "clone3 ENOSYS"},
