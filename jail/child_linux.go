@@ -56,14 +56,17 @@ type childPlan struct {
 	// strings. It is parsed into blob and the two arrays.
 	debug    bool // report the child's steps with their times (--debug)
 	prepared bool
-	goR      int
-	fileName *byte // the submitted file, relative to the work directory
-	fileMode uintptr
-	blob     []byte
-	argvRaw  []uintptr
-	envvRaw  []uintptr
-	filter   *sockFprog // seccomp filter, nil for none
-	nofile   rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+	// earlyFilter: a prepared jail loads its filter before its program is
+	// known, the filter allowing every call of the steps after it.
+	earlyFilter bool
+	goR         int
+	fileName    *byte // the submitted file, relative to the work directory
+	fileMode    uintptr
+	blob        []byte
+	argvRaw     []uintptr
+	envvRaw     []uintptr
+	filter      *sockFprog // seccomp filter, nil for none
+	nofile      rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
 	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
 	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
@@ -625,10 +628,16 @@ func childProgram(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
-	// A prepared jail (Prepare) waits here, everything in place but the
-	// filter, until its program is known: it says it is ready, then reads
-	// the submitted file, which it writes into the work directory itself,
-	// and the command (readCommand). The init waits meanwhile (vfork).
+	// A prepared jail (Prepare) waits here, everything in place (the filter
+	// too when it allows what follows), until its program is known: it
+	// says it is ready, then reads the submitted file, which it writes into
+	// the work directory itself, and the command (readCommand). The init
+	// waits meanwhile (vfork).
+	if c.earlyFilter {
+		if step, e1 = loadFilter(c); e1 != 0 {
+			goto fail
+		}
+	}
 	if c.prepared {
 		rep = report{Kind: reportReady}
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
@@ -661,8 +670,10 @@ func childProgram(c *childPlan) {
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	// Seccomp is the last step before execve, so that the filter need not
 	// allow anything the setup does.
-	if step, e1 = loadFilter(c); e1 != 0 {
-		goto fail
+	if !c.earlyFilter {
+		if step, e1 = loadFilter(c); e1 != 0 {
+			goto fail
+		}
 	}
 	mark(c, stepSeccomp)
 	step = stepExec

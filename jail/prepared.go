@@ -12,6 +12,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/policy"
 )
 
@@ -40,12 +42,25 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 		s.closeAll()
 		return nil, err
 	}
-	// The init says it is ready, or why its setup failed.
+	// The init says it is ready, or why its setup failed, after the marks
+	// of its steps under --debug.
 	var rep report
 	buf := make([]byte, unsafe.Sizeof(rep))
-	n, _ := readFullFd(fds.reportR, buf)
-	if n == len(buf) {
-		rep = *(*report)(unsafe.Pointer(&buf[0]))
+	deadline := time.Now().Add(setupLimit)
+	for {
+		rep = report{}
+		if !readableBy(fds.reportR, deadline) {
+			s.abort(s.goW)
+			s.closeAll()
+			return nil, fmt.Errorf("the jail's setup did not finish within %s", setupLimit)
+		}
+		if n, _ := readFullFd(fds.reportR, buf); n == len(buf) {
+			rep = *(*report)(unsafe.Pointer(&buf[0]))
+		}
+		if rep.Kind != reportMark {
+			break
+		}
+		s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
 	}
 	if rep.Kind != reportReady {
 		err := errors.New("the jail's init ended during its setup")
@@ -57,6 +72,28 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 		return nil, err
 	}
 	return &Prepared{s: s, fds: fds, ready: time.Now(), done: make(chan struct{})}, nil
+}
+
+// setupLimit bounds the making of a prepared jail, which takes a few
+// milliseconds: one that never says it is ready is given up, not waited for.
+const setupLimit = 10 * time.Second
+
+// readableBy waits until fd can be read (data or EOF) or the deadline
+// passes; it reports whether fd became readable.
+func readableBy(fd int, deadline time.Time) bool {
+	for {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		ts := unix.NsecToTimespec(wait.Nanoseconds())
+		n, err := unix.Ppoll(pfd, &ts, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
 }
 
 // Run runs in in the prepared jail and reports what happened. The policy
@@ -108,10 +145,17 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		s.cpuBase, _ = s.cg.CPU() // the setup's own CPU time is not the program's
 	}
 	s.started = time.Now()
-	go func(w int) { // the file may be larger than the pipe
+	if w := s.takeFd(s.goW); len(cmd) <= syscall.Getpagesize() {
+		// Fits in any pipe (a page at the least): written at once, with
+		// no writer to schedule.
 		writeAll(w, cmd)
 		syscall.Close(w)
-	}(s.takeFd(s.goW))
+	} else {
+		go func() { // the file may be larger than the pipe
+			writeAll(w, cmd)
+			syscall.Close(w)
+		}()
+	}
 	r := s.watch(ctx, pj.fds)
 	go func() {
 		s.reap()

@@ -157,6 +157,9 @@ func (s *supervisor) start() (jailFds, error) {
 	if err != nil {
 		return none, err
 	}
+	if plan.earlyFilter = s.filterEarly(); plan.earlyFilter {
+		s.log("seccomp: loaded ahead of the request (the filter allows every call of the jail's last steps)")
+	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
 	if s.cg != nil && s.cg.IntoFd() >= 0 {
 		// The child starts inside its cgroup (Linux 5.7).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -21,6 +22,9 @@ import (
 // pipe, with the wall-clock deadline as its timeout. The report pipe reaches
 // EOF when the jail's init exits, the output pipes when the last process of
 // the jail does; init kills and reaps the whole tree before it exits.
+// chunks are the buffers the output is read into, one per run at a time.
+var chunks = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
 func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	stdoutR, stderrR, reportR, notifyR := fds.stdoutR, fds.stderrR, fds.reportR, fds.notifyR
 	l := &s.p.Limits
@@ -51,7 +55,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		}
 	}()
 	var pfd [5]unix.PollFd
-	chunk := make([]byte, 64<<10)
+	chunk := chunks.Get().(*[64 << 10]byte)[:]
+	defer chunks.Put((*[64 << 10]byte)(chunk))
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0)
 	for open := 3; open > 0; {

@@ -92,6 +92,14 @@ func batchAction(c *cli.Context) error {
 		<-sigs
 		os.Stdin.Close()
 	}()
+	// --debug: every jail's steps, each line with the time since start.
+	var logf func(string, ...any)
+	if c.Bool("debug") {
+		start := time.Now()
+		logf = func(format string, a ...any) {
+			fmt.Fprintf(os.Stderr, "gojail: %7.3fms "+format+"\n", append([]any{float64(time.Since(start).Microseconds()) / 1000}, a...)...)
+		}
+	}
 	next := make(chan prepared, ahead)
 	want := make(chan struct{}, ahead)
 	for i := 0; i < ahead; i++ {
@@ -107,7 +115,7 @@ func batchAction(c *cli.Context) error {
 			case <-stop:
 				return
 			}
-			pj, err := jail.Prepare(&p, nil)
+			pj, err := jail.Prepare(&p, logf)
 			next <- prepared{pj, err}
 		}
 	}()

@@ -67,3 +67,48 @@ func TestBatch(t *testing.T) {
 		t.Fatalf("run cgroups left: %v", left)
 	}
 }
+
+// A prepared jail loads its filter ahead of the request when the filter
+// allows every call of the jail's last steps, and after them when it does
+// not: a policy that refuses write on descriptors above 2 would refuse the
+// jail's own write of the submitted file if its filter came first.
+func TestBatchFilterOrder(t *testing.T) {
+	dir := tempDir(t)
+	tight := writeFile(t, dir, "tight.toml", `base = "python"
+[[seccomp.rules]]
+syscalls = ["write"]
+action = "errno"
+errno = "EPERM"
+args = [{index = 0, op = ">", value = 2}]
+`, 0o644)
+	for _, tc := range []struct {
+		policy string
+		ahead  bool
+	}{{"python", true}, {tight, false}} {
+		cmd := exec.Command(gojailBin, "batch", "--debug", "--prepare", "1", "--policy", tc.policy)
+		cmd.Stdin = strings.NewReader(`{"code": "import os\nfd = os.open('/tmp/f', os.O_WRONLY | os.O_CREAT)\ntry:\n    os.write(fd, b'x')\n    print('written')\nexcept PermissionError:\n    print('refused')"}` + "\n")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: gojail batch: %v\n%s\n%s", tc.policy, err, stdout.String(), stderr.String())
+		}
+		var r jail.Result
+		if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
+			t.Fatalf("%s: %v: %q", tc.policy, err, stdout.String())
+		}
+		want := "written\n"
+		if !tc.ahead {
+			want = "refused\n" // the policy's rule, in force for the program
+		}
+		if r.Status != jail.StatusOK || r.Stdout != want {
+			t.Errorf("%s: status %s stdout %q, want ok %q (error %q)", tc.policy, r.Status, r.Stdout, want, r.Error)
+		}
+		if got := strings.Contains(stderr.String(), "seccomp: loaded ahead of the request"); got != tc.ahead {
+			t.Errorf("%s: filter loaded ahead %v, want %v", tc.policy, got, tc.ahead)
+		}
+	}
+}

@@ -9,7 +9,10 @@ import "github.com/gojail/gojail/policy"
 // The supervisor uses it in log mode (--seccomp-log), where every refusal
 // comes to it to be recorded and then answered as the policy would.
 func (s Spec) Decide(nr int, args [6]uint64) (action string, errno int, rule int) {
-	name := Name(nr)
+	return s.decide(Name(nr), args)
+}
+
+func (s Spec) decide(name string, args [6]uint64) (action string, errno int, rule int) {
 	action, errno, rule = s.DefaultAction, s.DefaultErrno, -1
 	best := -1
 	for i, r := range s.Rules {
@@ -25,6 +28,41 @@ func (s Spec) Decide(nr int, args [6]uint64) (action string, errno int, rule int
 		}
 	}
 	return action, errno, rule
+}
+
+// Call is a system call the jail makes itself with the filter in force,
+// with the arguments it knows ahead: Known has bit i set when Args[i] is.
+type Call struct {
+	Name  string
+	Args  [6]uint64
+	Known uint8
+}
+
+// AllowsAll reports whether the filter of spec allows every call whatever
+// its unknown arguments: a rule naming a call with a condition on an
+// argument not known ahead makes the answer no, as does any action but
+// allow. execve is allowed by Compile's own rule when the policy's default
+// refuses and no rule names it.
+func (s Spec) AllowsAll(calls []Call) bool {
+	for _, c := range calls {
+		if c.Name == "execve" && s.DefaultAction != policy.ActAllow && !names(s.Rules, "execve") {
+			continue
+		}
+		for _, r := range s.Rules {
+			if !names([]policy.SeccompRule{r}, c.Name) {
+				continue
+			}
+			for _, a := range r.Args {
+				if a.Index > 5 || c.Known&(1<<a.Index) == 0 {
+					return false
+				}
+			}
+		}
+		if action, _, _ := s.decide(c.Name, c.Args); action != policy.ActAllow {
+			return false
+		}
+	}
+	return true
 }
 
 var precedence = map[string]int{policy.ActAllow: 0, policy.ActLog: 1, policy.ActErrno: 2, policy.ActTrap: 3, policy.ActKill: 4}
