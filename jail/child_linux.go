@@ -24,6 +24,7 @@ func runtime_AfterFork()
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
 	keepFds   []uintptr // the child's own descriptors, sorted: it closes all others first
+	joinFds   []uintptr // cgroup v1: the tasks files the child writes itself into
 	syncR     int       // read end of the release pipe: the child waits here
 	reportW   int       // write end of the report pipe (close-on-exec)
 	ctlR      int       // read end of the control pipe: a byte or EOF means stop
@@ -159,7 +160,8 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// caught signal to its default.
 
 	// Die with the supervisor: PDEATHSIG fires when the thread that cloned
-	// us exits, and the release pipe reads EOF if it died before this line.
+	// us exits (Go ends none of its unlocked threads: that is the process's
+	// exit), and the release pipe reads EOF if it died before this line.
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
 	// Close every descriptor but the child's own, at once: the supervisor's
 	// ends of our pipes (EOF must come when the supervisor closes them),
@@ -173,6 +175,16 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		fd = c.keepFds[i] + 1
 	}
 	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, ^uintptr(0), 0)
+
+	// Into the jail's cgroup before anything else (v1; on v2 clone3 put us
+	// there): "0", this process, to each hierarchy's tasks file.
+	step = stepJoinCgroup
+	for i = range c.joinFds {
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, c.joinFds[i], uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
+			goto failOp
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, c.joinFds[i], 0, 0)
+	}
 	i = 0
 
 	// The other namespaces, the network one the costliest (every protocol
@@ -859,6 +871,7 @@ var (
 	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
 	oomMax      = [4]byte{'1', '0', '0', '0'}
 	slash       = [2]byte{'/', 0}
+	self        = [1]byte{'0'} // "this process", to a cgroup's tasks file
 	empty       = [1]byte{0}
 	tmpfsName   = [6]byte{'t', 'm', 'p', 'f', 's', 0}
 )

@@ -171,6 +171,18 @@ func (s *supervisor) start() (jailFds, error) {
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		plan.keepFds = append(plan.keepFds, uintptr(fd))
 	}
+	plan.joinFds = nil
+	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
+		fds, err := s.cg.JoinFds()
+		if err != nil {
+			return none, fmt.Errorf("join the cgroup: %w", err)
+		}
+		for _, fd := range fds {
+			plan.joinFds = append(plan.joinFds, uintptr(s.keep(fd)))
+		}
+		plan.keepFds = append(plan.keepFds, plan.joinFds...)
+	}
+	s.inCgroup = s.cg != nil && (plan.joinFds != nil || plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP != 0)
 	if s.prepared {
 		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
 	}
@@ -188,6 +200,9 @@ func (s *supervisor) start() (jailFds, error) {
 	// The child's ends belong to it now.
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
 		s.closeFd(fd)
+	}
+	for _, fd := range plan.joinFds {
+		s.closeFd(int(fd))
 	}
 	if s.cg != nil && !s.inCgroup {
 		if err := s.cg.Enter(pid); err != nil {
@@ -218,30 +233,7 @@ func (s *supervisor) start() (jailFds, error) {
 // leaves it again. The thread is locked meanwhile, and PDEATHSIG is tied to
 // it (it outlives the run: Go does not end an unlocked thread).
 func (s *supervisor) fork() (int, error) {
-	runtime.LockOSThread()
-	var leave func() error
-	if s.cg != nil && s.plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
-		var err error
-		if leave, err = s.cg.JoinThread(); err != nil {
-			runtime.UnlockOSThread()
-			return 0, fmt.Errorf("join the cgroup: %w", err)
-		}
-	}
-	s.inCgroup = s.cg != nil && (leave != nil || s.plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP != 0)
 	pid, errno := forkChild(s.plan)
-	if leave != nil {
-		if err := leave(); err != nil {
-			// This thread would stay in the jail's cgroup: it is never
-			// unlocked, so Go ends it when this goroutine ends.
-			if errno == 0 {
-				unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)
-				s.pid = pid
-				s.reap()
-			}
-			return 0, fmt.Errorf("leave the cgroup: %w", err)
-		}
-	}
-	runtime.UnlockOSThread()
 	runtime.KeepAlive(s.plan)
 	if errno != 0 {
 		return 0, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))

@@ -12,6 +12,7 @@ type Step uint32
 // The child's steps, in the order it takes them (see child_linux.go).
 const (
 	stepNone Step = iota
+	stepJoinCgroup
 	stepUnshare
 	stepRelease
 	stepCgroupns
@@ -60,6 +61,7 @@ const (
 
 var stepNames = [stepCount]string{
 	stepNone:         "none",
+	stepJoinCgroup:   "join the cgroup",
 	stepUnshare:      "unshare the mount, ipc, uts and network namespaces",
 	stepRelease:      "wait for the supervisor",
 	stepCgroupns:     "unshare the cgroup namespace",

@@ -49,11 +49,6 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	// then the listener itself.
 	const sockIdx, listenIdx = 3, 4
 	notify := [2]int{notifyR, -1}
-	defer func() {
-		if notify[1] >= 0 {
-			syscall.Close(notify[1])
-		}
-	}()
 	var pfd [5]unix.PollFd
 	chunk := chunks.Get().(*[64 << 10]byte)[:]
 	defer chunks.Put((*[64 << 10]byte)(chunk))
@@ -102,11 +97,15 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		if pfd[sockIdx].Revents != 0 {
 			notify[1] = receiveListener(notify[0])
 			notify[0] = -1 // one listener per run
+			if notify[1] >= 0 {
+				// Closed with the run's other descriptors: the last
+				// reference frees the filter, which is not quick.
+				s.fds = append(s.fds, notify[1])
+			}
 		}
 		if pfd[listenIdx].Revents&unix.POLLIN != 0 {
 			s.notification(notify[1])
 		} else if pfd[listenIdx].Revents != 0 { // no process left under the filter
-			syscall.Close(notify[1])
 			notify[1] = -1
 		}
 		for i := range streams {

@@ -26,13 +26,13 @@ type Cgroup interface {
 	IntoFd() int
 	// Enter moves pid into the cgroup, before it runs anything of the jail.
 	Enter(pid int) error
-	// JoinThread moves the calling OS thread, which the caller has locked,
-	// into the cgroup, so that a child it clones starts there; leave moves
-	// it back. On cgroup v1 this is the cheap way in: moving a process takes
-	// the global threadgroup lock, whose first writer waits for an RCU grace
-	// period (5-30 ms measured here), while a thread moving itself does not
-	// (Linux 5.19). Nil leave: not supported, use Enter.
-	JoinThread() (leave func() error, err error)
+	// JoinFds are descriptors of the cgroup's tasks files, one per v1
+	// hierarchy, to which the child writes "0", itself, as its first step:
+	// a process moving itself (one thread) takes no global lock, while
+	// moving another takes the threadgroup lock, whose first writer waits
+	// for an RCU grace period (5-30 ms measured here; Linux 5.19). Nil: use
+	// IntoFd or Enter. The caller closes them.
+	JoinFds() ([]int, error)
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)
 	// Usage reads the figures of the finished run.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // v1 is a run's cgroup on cgroup v1: one directory in each controller's
@@ -98,24 +100,21 @@ func (c *v1) set(spec Spec) error {
 	return nil
 }
 
-// JoinThread writes "0" (the calling thread) to each hierarchy's tasks file.
-func (c *v1) JoinThread() (func() error, error) {
-	var joined []string
-	leave := func() error {
-		var errs []error
-		for _, dir := range joined {
-			// The run's directory is <own>/gojail/<run>: back to <own>.
-			errs = append(errs, write(filepath.Dir(filepath.Dir(dir)), "tasks", "0"))
-		}
-		return errors.Join(errs...)
-	}
+// JoinFds opens each hierarchy's tasks file for writing. The kernel checks
+// a write against the credentials of the file's opener, this process.
+func (c *v1) JoinFds() ([]int, error) {
+	var fds []int
 	for _, dir := range c.dirs {
-		if err := write(dir, "tasks", "0"); err != nil {
-			return nil, errors.Join(err, leave())
+		fd, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			for _, f := range fds {
+				unix.Close(f)
+			}
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "tasks"), err)
 		}
-		joined = append(joined, dir)
+		fds = append(fds, fd)
 	}
-	return leave, nil
+	return fds, nil
 }
 
 func (c *v1) Mechanism() string { return "cgroup-v1" }

@@ -95,8 +95,8 @@ func (c *v2) set(spec Spec) error {
 	return nil
 }
 
-// JoinThread is not needed on v2: the child is cloned into the cgroup.
-func (c *v2) JoinThread() (func() error, error) { return nil, nil }
+// JoinFds is not needed on v2: the child is cloned into the cgroup.
+func (c *v2) JoinFds() ([]int, error) { return nil, nil }
 
 func (c *v2) Mechanism() string { return "cgroup-v2" }
 func (c *v2) IntoFd() int       { return c.fd }
