@@ -42,7 +42,8 @@ type Input struct {
 	// StdinData is the program's standard input given as bytes, for a
 	// prepared jail (Prepared.Run); Stdin is ignored then.
 	StdinData []byte
-	// Started, when set, is called once the jail has been released.
+	// Started, when set, is called once the program has run for lateStart
+	// (a shorter run ends before).
 	Started func()
 	// SeccompLog runs the filter in log mode: every call the policy refuses
 	// is recorded in the result, then answered as the policy would.
@@ -124,9 +125,6 @@ func (s *supervisor) run(ctx context.Context) (*Result, error) {
 	fds, err := s.start()
 	if err != nil {
 		return nil, err
-	}
-	if s.in.Started != nil {
-		s.in.Started()
 	}
 	return s.watch(ctx, fds), nil
 }

@@ -22,22 +22,37 @@ import (
 // pipe, with the wall-clock deadline as its timeout. The report pipe reaches
 // EOF when the jail's init exits, the output pipes when the last process of
 // the jail does; init kills and reaps the whole tree before it exits.
+// lateStart is how long a run lasts before its watcher of the caller's
+// context and its Started hook start.
+const lateStart = 20 * time.Millisecond
+
 // chunks are the buffers the output is read into, one per run at a time.
 var chunks = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 
 func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	stdoutR, stderrR, reportR, notifyR := fds.stdoutR, fds.stderrR, fds.reportR, fds.notifyR
 	l := &s.p.Limits
-	if ctx.Done() != nil {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-ctx.Done():
-				s.kill(killContext)
-			case <-done:
-			}
-		}()
+	// What a short run need not start, since each goroutine here would wake
+	// a thread while the jail's setup has the other core: the watcher of
+	// ctx and the caller's Started hook come once the run has lasted
+	// lateStart. A cancel comes through within that time.
+	done := make(chan struct{})
+	defer close(done)
+	lateAt, lateDone := s.started.Add(lateStart), false
+	late := func() {
+		lateDone = true
+		if s.in.Started != nil {
+			s.in.Started()
+		}
+		if ctx.Done() != nil {
+			go func() {
+				select {
+				case <-ctx.Done():
+					s.kill(killContext)
+				case <-done:
+				}
+			}()
+		}
 	}
 
 	streams := [3]stream{
@@ -73,7 +88,13 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 				s.kill(killWall)
 				continue
 			}
+			if !lateDone && !now.Before(lateAt) {
+				late()
+			}
 			wake := deadline
+			if !lateDone && lateAt.Before(wake) {
+				wake = lateAt
+			}
 			if s.cg != nil && !now.Before(cpuCheck) {
 				used, err := s.cg.CPU()
 				used -= s.cpuBase

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -155,5 +156,32 @@ func TestCgroupsLeftBehind(t *testing.T) {
 	hog(t, nil, "touch", "1") // a later run removes what the killed one left
 	if left := ourCgroups(t); len(left) != 0 {
 		t.Fatalf("run cgroups left after a later run: %v", left)
+	}
+}
+
+// SIGTERM, SIGINT or SIGHUP to gojail while its program runs stops the
+// jail and still gives a result, and leaves nothing behind.
+func TestInterrupted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		cmd := exec.Command(gojailBin, "run", "--json", "--timeout", "60s", "--policy", "exec", hogBin, "spin", "1")
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		time.Sleep(300 * time.Millisecond) // the program runs
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var r jail.Result
+		if jerr := json.Unmarshal([]byte(stdout.String()), &r); jerr != nil {
+			t.Fatalf("%v: no result: %v (%v): %q", sig, jerr, err, stdout.String())
+		}
+		if r.Status != jail.StatusInternalError || r.Error != "the run was cancelled" || r.WallMs < 250 || r.WallMs > 5000 {
+			t.Errorf("%v: status %s error %q wall %.0f ms, want internal_error, the run was cancelled", sig, r.Status, r.Error, r.WallMs)
+		}
+		if left := ourCgroups(t); len(left) != 0 {
+			t.Errorf("%v: run cgroups left: %v", sig, left)
+		}
 	}
 }

@@ -66,9 +66,10 @@ func runAction(c *cli.Context) error {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, err), c.Bool("json"))
 	}
 	// SIGINT, SIGTERM and SIGHUP stop the jail and still give a result.
-	// They are caught once the jail runs, while its setup keeps the other
-	// core busy (os/signal starts a thread); before that, one of them kills
-	// gojail, PDEATHSIG the jail, and the next run removes its cgroup.
+	// They are caught once the program has run for 20 ms (os/signal starts
+	// a thread, which a short run need not pay for); before that, one of
+	// them kills gojail, PDEATHSIG the jail, and the next run removes its
+	// cgroup.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in.Started = func() {
