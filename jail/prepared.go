@@ -112,10 +112,16 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		return Failed(StatusInvalidInput, err)
 	}
 	if in.StdinData != nil {
-		go func(w int) {
-			writeAll(w, in.StdinData)
+		w := s.takeFd(s.stdinW)
+		if len(in.StdinData) <= syscall.Getpagesize() {
+			writeAll(w, in.StdinData) // fits in any pipe: no writer needed
 			syscall.Close(w)
-		}(s.takeFd(s.stdinW))
+		} else {
+			go func() {
+				writeAll(w, in.StdinData)
+				syscall.Close(w)
+			}()
+		}
 	} else if in.Stdin != "" {
 		f, err := os.Open(in.Stdin)
 		if err != nil {
