@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/limits"
 )
 
 func goString(p *byte) string {
@@ -48,7 +50,7 @@ func cloneHint(errno syscall.Errno) string {
 // env_start..env_end of /proc/self/stat); Go's own os.Args and environment
 // strings point into them. The jail's init blanks its copies.
 func argvAndEnviron() [][]byte {
-	b, err := os.ReadFile("/proc/self/stat")
+	b, err := limits.ReadFile("/proc/self/stat")
 	if err != nil {
 		return nil
 	}
@@ -99,7 +101,7 @@ var (
 func lastCap() int {
 	lastCapOnce.Do(func() {
 		lastCapVal = 40 // CAP_CHECKPOINT_RESTORE, Linux 5.9
-		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if b, err := limits.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 			var n int
 			if _, err := fmt.Sscan(string(b), &n); err == nil && n > 0 && n < 64 {
 				lastCapVal = n

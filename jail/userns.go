@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/gojail/gojail/limits"
 )
 
 // idMap is the jail's one-user map: inside id -> outside id.
@@ -29,14 +31,14 @@ func hostIDs(uidIn, gidIn int) idMap {
 func (m idMap) write(pid int) error {
 	dir := "/proc/" + strconv.Itoa(pid) + "/"
 	if !m.root {
-		if err := os.WriteFile(dir+"setgroups", []byte("deny"), 0); err != nil {
+		if err := limits.WriteFile(dir+"setgroups", "deny"); err != nil {
 			return fmt.Errorf("write %ssetgroups: %w", dir, err)
 		}
 	}
-	if err := os.WriteFile(dir+"uid_map", fmt.Appendf(nil, "%d %d 1\n", m.uidIn, m.uidOut), 0); err != nil {
+	if err := limits.WriteFile(dir+"uid_map", fmt.Sprintf("%d %d 1\n", m.uidIn, m.uidOut)); err != nil {
 		return fmt.Errorf("write %suid_map: %w (are unprivileged user namespaces enabled? see sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces)", dir, err)
 	}
-	if err := os.WriteFile(dir+"gid_map", fmt.Appendf(nil, "%d %d 1\n", m.gidIn, m.gidOut), 0); err != nil {
+	if err := limits.WriteFile(dir+"gid_map", fmt.Sprintf("%d %d 1\n", m.gidIn, m.gidOut)); err != nil {
 		return fmt.Errorf("write %sgid_map: %w", dir, err)
 	}
 	return nil

@@ -108,7 +108,7 @@ func stale(name string) bool {
 // ownCgroups maps each controller of this process's cgroups to its path
 // ("" is the v2 unified hierarchy), from /proc/self/cgroup.
 func ownCgroups() (map[string]string, error) {
-	b, err := readFile("/proc/self/cgroup")
+	b, err := ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +125,10 @@ func ownCgroups() (map[string]string, error) {
 	return own, nil
 }
 
-// readFile reads a small kernel file with plain system calls (os.ReadFile
-// would try to register it with the poller first).
-func readFile(path string) ([]byte, error) {
+// ReadFile reads a small kernel file with plain system calls: os.ReadFile
+// would try to register it with the poller, and the first such call makes
+// the poller (an epoll instance and an eventfd).
+func ReadFile(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func readFile(path string) ([]byte, error) {
 }
 
 func hasControllers(dir string, want ...string) bool {
-	b, err := readFile(filepath.Join(dir, "cgroup.controllers"))
+	b, err := ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	if err != nil {
 		return false
 	}
@@ -170,22 +171,27 @@ func hasControllers(dir string, want ...string) bool {
 
 // write writes one cgroup control file.
 func write(dir, file, value string) error {
-	fd, err := unix.Open(filepath.Join(dir, file), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err := WriteFile(filepath.Join(dir, file), value); err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, filepath.Join(dir, file), err)
+	}
+	return nil
+}
+
+// WriteFile writes value to an existing kernel file in one write(2), with
+// plain system calls (see ReadFile). A pending signal interrupts some
+// controllers' writes (v1 memory.memsw.limit_in_bytes): the write is then
+// simply made again.
+func WriteFile(path, value string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", filepath.Join(dir, file), err)
+		return err
 	}
 	defer unix.Close(fd)
 	for {
-		// A pending signal interrupts some controllers' writes (v1
-		// memory.memsw.limit_in_bytes): the write is simply made again.
 		_, err := unix.Write(fd, []byte(value))
-		if err == unix.EINTR {
-			continue
+		if err != unix.EINTR {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("write %q to %s: %w", value, filepath.Join(dir, file), err)
-		}
-		return nil
 	}
 }
 
@@ -219,7 +225,7 @@ func (k *counters) read(path string) ([]byte, error) {
 	defer k.mu.Unlock()
 	fd, ok := k.fds[path]
 	if !ok {
-		b, err := readFile(path)
+		b, err := ReadFile(path)
 		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		}
@@ -308,7 +314,7 @@ func rmdir(dir string) error {
 
 // killProcs sends SIGKILL to every pid listed in dir/cgroup.procs.
 func killProcs(dir string) (int, error) {
-	b, err := readFile(filepath.Join(dir, "cgroup.procs"))
+	b, err := ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return 0, err
 	}

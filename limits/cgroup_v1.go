@@ -165,7 +165,7 @@ func (c *v1) Kill() error {
 		return err
 	}
 	for i := 0; i < 1000; i++ {
-		b, err := readFile(filepath.Join(fz, "freezer.state"))
+		b, err := ReadFile(filepath.Join(fz, "freezer.state"))
 		if err != nil || strings.TrimSpace(string(b)) == "FROZEN" {
 			break
 		}

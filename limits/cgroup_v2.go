@@ -146,7 +146,7 @@ func (c *v2) Remove() error {
 		c.fd = -1
 	}
 	var errs []error
-	if b, err := readFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
+	if b, err := ReadFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
 		errs = append(errs, c.Kill())
 	}
 	return errors.Join(append(errs, rmdir(c.dir))...)
