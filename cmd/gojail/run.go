@@ -86,7 +86,7 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 	var in jail.Input
 	args := c.Args().Slice()
 	program := afterDashDash(args)
-	code, hasCode := c.String("c"), c.IsSet("c")
+	code, hasCode := c.String("c"), flagSet(c, "c")
 
 	ref := c.String("policy")
 	switch {
@@ -173,9 +173,10 @@ func afterDashDash(args []string) bool {
 // applyFlags lets the run flags override the policy; a bad value names its flag.
 func applyFlags(c *cli.Context, p *policy.Policy) error {
 	var errs []error
+	set := setFlags(c)
 	bad := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
 	dur := func(flag string, dst *policy.Duration) {
-		if c.IsSet(flag) {
+		if set[flag] {
 			d, err := policy.ParseDuration(c.String(flag))
 			if err != nil {
 				bad(flag, err)
@@ -185,7 +186,7 @@ func applyFlags(c *cli.Context, p *policy.Policy) error {
 		}
 	}
 	size := func(flag string, dst *policy.Size) {
-		if c.IsSet(flag) {
+		if set[flag] {
 			s, err := policy.ParseSize(c.String(flag))
 			if err != nil {
 				bad(flag, err)
@@ -198,7 +199,7 @@ func applyFlags(c *cli.Context, p *policy.Policy) error {
 	dur("cpu-time", &p.Limits.CPUTime)
 	size("memory", &p.Limits.Memory)
 	size("output-limit", &p.Limits.Output)
-	if c.IsSet("pids") {
+	if set["pids"] {
 		n, err := strconv.Atoi(c.String("pids"))
 		if err != nil || n < 1 {
 			bad("pids", fmt.Errorf("%q is not a whole number of processes of at least 1", c.String("pids")))
@@ -206,7 +207,7 @@ func applyFlags(c *cli.Context, p *policy.Policy) error {
 			p.Limits.Pids = n
 		}
 	}
-	if c.IsSet("net") {
+	if set["net"] {
 		switch m := c.String("net"); m {
 		case policy.NetNone, policy.NetLoopback, policy.NetHost:
 			p.Net.Mode = m
@@ -224,6 +225,19 @@ func applyFlags(c *cli.Context, p *policy.Policy) error {
 	}
 	return errors.Join(errs...)
 }
+
+// setFlags names the flags given on the command line, read once: cli's
+// IsSet looks through every flag's names (a regular expression each) on
+// every call.
+func setFlags(c *cli.Context) map[string]bool {
+	set := map[string]bool{}
+	for _, n := range c.LocalFlagNames() {
+		set[n] = true
+	}
+	return set
+}
+
+func flagSet(c *cli.Context, name string) bool { return setFlags(c)[name] }
 
 func setEnv(env []string, key, kv string) []string {
 	out := env[:0:0]
