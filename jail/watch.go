@@ -331,7 +331,7 @@ func (s *supervisor) record(e SeccompEvent) {
 // markWords say what the child had done at each of its marks (--debug).
 var markWords = map[Step]string{
 	stepUnshare:   "namespaces made (mount, ipc, uts, network)",
-	stepRelease:   "released: id maps written, in its cgroup",
+	stepRelease:   "released: its id maps written",
 	stepMoveMount: "root built (binds, /proc, /dev, tmpfs, files)",
 	stepCloseFds:  "in its root: host name, session, stdio set",
 	stepSeccomp:   "pid 2: capabilities dropped, limits and filter in place, execve next",

@@ -63,6 +63,17 @@ type ErrNoCgroup struct{ Reason string }
 
 func (e *ErrNoCgroup) Error() string { return "no usable cgroup: " + e.Reason }
 
+// mkdirFailed tells a cgroup directory this user may not make, which leaves
+// the run to rlimits (*ErrNoCgroup), from a failure of the kernel (out of
+// memory, a descendant limit), which fails the run: a limit is never dropped
+// because something ran out. hint is added to the first.
+func mkdirFailed(dir string, err error, hint string) error {
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
+		return &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v%s", dir, errors.Unwrap(err), hint)}
+	}
+	return fmt.Errorf("create the run's cgroup %s: %w", dir, errors.Unwrap(err))
+}
+
 // New creates the cgroup of one run, after removing those that runs killed
 // with SIGKILL left behind. It returns *ErrNoCgroup when the host has no
 // cgroup this process may create (rootless without delegation): the caller

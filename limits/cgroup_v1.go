@@ -37,15 +37,16 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
 		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			cg.Remove()
-			return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", parent, err)}
+			return nil, mkdirFailed(parent, err, "")
 		}
-		if ctrl == "memory" {
-			removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() })
-		}
+		// Every hierarchy is looked through: a run cut short while its
+		// directories were made or removed may have left some and not
+		// others.
+		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() })
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			cg.Remove()
-			return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", dir, err)}
+			return nil, mkdirFailed(dir, err, "")
 		}
 		cg.dirs[ctrl] = dir
 	}
@@ -181,8 +182,8 @@ func (c *v1) Remove() error {
 	if n, _ := killProcs(c.dirs["pids"]); n > 0 {
 		errs = append(errs, c.Kill())
 	}
-	// memory last: a later run finds a leftover by its memory directory,
-	// so a removal cut short must not lose that one first.
+	// memory last, as it is made first: a run cut short leaves its
+	// memory directory whenever it leaves any.
 	for _, ctrl := range []string{"cpu", "cpuacct", "freezer", "pids", "memory"} {
 		if dir, ok := c.dirs[ctrl]; ok {
 			errs = append(errs, rmdir(dir))

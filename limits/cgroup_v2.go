@@ -42,7 +42,7 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	}
 	parent := filepath.Join(base, "gojail")
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v (cgroup v2 needs root or a delegated subtree)", parent, err)}
+		return nil, mkdirFailed(parent, err, " (cgroup v2 needs root or a delegated subtree)")
 	}
 	if !hasControllers(parent, "memory", "pids") {
 		return nil, &ErrNoCgroup{fmt.Sprintf("%s lacks the memory and pids controllers: enable them in %s/cgroup.subtree_control", parent, base)}
@@ -58,7 +58,7 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 
 	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v", dir, err)}
+		return nil, mkdirFailed(dir, err, "")
 	}
 	cg := &v2{dir: dir, fd: -1}
 	if err := cg.set(spec); err != nil {

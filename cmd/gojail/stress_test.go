@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/jail"
 )
 
@@ -119,6 +121,55 @@ func TestFullCacheDisk(t *testing.T) {
 		o.want(t, jail.StatusOK, 0)
 		if o.res.Stdout != "ran\n" {
 			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	}
+}
+
+// The kernel refusing the supervisor memory for a system call (ENOMEM,
+// injected with a seccomp filter around gojail) gives internal_error, exit
+// 125, a message that names the step and says memory ran out, and leaves
+// nothing behind. The Go runtime's own allocations are not covered: a Go
+// program that cannot map memory aborts (README: limits).
+func TestOutOfMemoryInTheSupervisor(t *testing.T) {
+	wrap := compileFile(t, "../../testdata/programs/enomem.c")
+	for _, tc := range []struct {
+		nr   int
+		call string
+		want string // in the error
+		root bool   // the step is taken only with a cgroup to make
+	}{
+		{unix.SYS_CLONE3, "clone3", "clone3: cannot allocate memory", false},
+		{unix.SYS_UNSHARE, "unshare", "unshare the mount, ipc, uts and network namespaces: cannot allocate memory", false},
+		{unix.SYS_PIPE2, "pipe2", "cannot allocate memory", false},
+		{unix.SYS_MKDIRAT, "mkdirat", "create the run's cgroup", true},
+	} {
+		if tc.root && !isRoot() {
+			continue
+		}
+		before := countHost(t)
+		cmd := exec.Command(wrap, strconv.Itoa(tc.nr), gojailBin, "run", "--json", "--", "/bin/true")
+		done := make(chan struct{})
+		var out []byte
+		go func() { out, _ = cmd.Output(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("ENOMEM from %s: gojail hangs", tc.call)
+		}
+		var o outcome
+		o.exit = cmd.ProcessState.ExitCode()
+		if err := jsonUnmarshal(out, &o.res); err != nil {
+			t.Fatalf("ENOMEM from %s: not a JSON result: %q", tc.call, out)
+		}
+		if o.res.Status != jail.StatusInternalError || o.exit != 125 || !strings.Contains(o.res.Error, tc.want) || !strings.Contains(o.res.Error, "cannot allocate memory") {
+			t.Errorf("ENOMEM from %s: %s, exit %d, error %q; want internal_error, 125, %q", tc.call, o.res.Status, o.exit, o.res.Error, tc.want)
+		}
+		if left := ourCgroups(t); len(left) != 0 {
+			t.Errorf("ENOMEM from %s: run cgroups left: %v", tc.call, left)
+		}
+		if after := countHost(t); after != before {
+			t.Errorf("ENOMEM from %s: host %+v, before %+v", tc.call, after, before)
 		}
 	}
 }
