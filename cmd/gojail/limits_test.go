@@ -176,7 +176,7 @@ func TestCgroupsLeftBehind(t *testing.T) {
 // jail and still gives a result, and leaves nothing behind.
 func TestInterrupted(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		cmd := exec.Command(gojailBin, "run", "--json", "--timeout", "60s", "--policy", "exec", hogBin, "spin", "1")
+		cmd := exec.Command(gojailBin, "run", "--json", "--timeout", "60s", "--", "/bin/sleep", "60")
 		var stdout strings.Builder
 		cmd.Stdout = &stdout
 		if err := cmd.Start(); err != nil {
