@@ -226,10 +226,9 @@ func (s *supervisor) start() (jailFds, error) {
 	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
 }
 
-// fork clones the jail's init, straight into its cgroup: on v2 with
-// CLONE_INTO_CGROUP, on v1 from a thread that has joined the cgroup and
-// leaves it again. The thread is locked meanwhile, and PDEATHSIG is tied to
-// it (it outlives the run: Go does not end an unlocked thread).
+// fork clones the jail's init: on cgroup v2 straight into its cgroup
+// (CLONE_INTO_CGROUP), on v1 the init writes itself into it (joinFds) as
+// its first step.
 func (s *supervisor) fork() (int, error) {
 	pid, errno := forkChild(s.plan)
 	runtime.KeepAlive(s.plan)
