@@ -97,8 +97,8 @@ func readableBy(fd int, deadline time.Time) bool {
 }
 
 // Run runs in in the prepared jail and reports what happened. The policy
-// is the one the jail was prepared with; in.Stdin is read here, in.Log and
-// in.Started are not used.
+// is the one the jail was prepared with; in.Stdin is read here, in.Log is
+// not used.
 //
 // The result comes as soon as the program's tree has ended; the jail's
 // teardown (its init's exit, the namespaces, the cgroup) goes on in the

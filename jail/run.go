@@ -86,22 +86,23 @@ type supervisor struct {
 	log      func(string, ...any)
 	enforced map[string]string
 
-	plan     *childPlan
-	prog     []unix.SockFilter // the seccomp filter the plan points to
-	fds      []int             // to close when the run ends
-	cg       limits.Cgroup     // nil when no cgroup could be used
-	inCgroup bool              // the child was cloned inside its cgroup
-	prepared bool              // a jail made ahead of its program (Prepare)
-	goW      int               // prepared: the pipe that brings the program
-	stdinW   int               // prepared: the program\'s stdin
-	pid      int
-	pidfd    int32 // set by clone3 (CLONE_PIDFD)
-	started  time.Time
-	cpuBase  time.Duration // prepared: the CPU time of its setup, which is not the program's
-	reaped   bool          // the init has been waited for
-	debug    bool          // --debug: the child reports its steps
-	monoFork time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
-	program  string        // prepared: the program, once known
+	plan      *childPlan
+	prog      []unix.SockFilter // the seccomp filter the plan points to
+	fds       []int             // to close when the run ends
+	cg        limits.Cgroup     // nil when no cgroup could be used
+	inCgroup  bool              // the child was cloned inside its cgroup
+	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
+	prepared  bool              // a jail made ahead of its program (Prepare)
+	goW       int               // prepared: the pipe that brings the program
+	stdinW    int               // prepared: the program\'s stdin
+	pid       int
+	pidfd     int32 // set by clone3 (CLONE_PIDFD)
+	started   time.Time
+	cpuBase   time.Duration // prepared: the CPU time of its setup, which is not the program's
+	reaped    bool          // the init has been waited for
+	debug     bool          // --debug: the child reports its steps
+	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
+	program   string        // prepared: the program, once known
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
@@ -171,7 +172,8 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	plan.joinFds = nil
 	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
-		fds, err := s.cg.JoinFds()
+		fds, paths, err := s.cg.JoinFds()
+		s.joinPaths = paths
 		if err != nil {
 			return none, fmt.Errorf("join the cgroup: %w", err)
 		}

@@ -155,6 +155,10 @@ func (s *supervisor) childError(rep report) *ChildError {
 		}
 	case stepExec:
 		e.Detail = s.programPath()
+	case stepJoinCgroup:
+		if e.Index < len(s.joinPaths) {
+			e.Detail = s.joinPaths[e.Index]
+		}
 	}
 	return e
 }

@@ -35,7 +35,9 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	// What a short run need not start, since each goroutine here would wake
 	// a thread while the jail's setup has the other core: the watcher of
 	// ctx and the caller's Started hook come once the run has lasted
-	// lateStart. A cancel comes through within that time.
+	// lateStart, or has been stopped (its teardown may take a second).
+	// Before that, ctx is looked at on every pass of the loop, so a cancel
+	// comes through at once if it came first, else within lateStart.
 	done := make(chan struct{})
 	defer close(done)
 	lateAt, lateDone := s.started.Add(lateStart), false
@@ -82,6 +84,12 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		pfd[sockIdx] = unix.PollFd{Fd: int32(notify[0]), Events: unix.POLLIN}
 		pfd[listenIdx] = unix.PollFd{Fd: int32(notify[1]), Events: unix.POLLIN}
 		var ts *unix.Timespec
+		if !lateDone && ctx.Err() != nil {
+			s.kill(killContext)
+		}
+		if !lateDone && s.isKilled() {
+			late()
+		}
 		if !s.isKilled() {
 			now := time.Now()
 			if !now.Before(deadline) {

@@ -31,8 +31,9 @@ type Cgroup interface {
 	// a process moving itself (one thread) takes no global lock, while
 	// moving another takes the threadgroup lock, whose first writer waits
 	// for an RCU grace period (5-30 ms measured here; Linux 5.19). Nil: use
-	// IntoFd or Enter. The caller closes them.
-	JoinFds() ([]int, error)
+	// IntoFd or Enter. The caller closes them. paths name the files, in the
+	// same order, for messages.
+	JoinFds() (fds []int, paths []string, err error)
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)
 	// Usage reads the figures of the finished run.
@@ -63,15 +64,17 @@ type ErrNoCgroup struct{ Reason string }
 
 func (e *ErrNoCgroup) Error() string { return "no usable cgroup: " + e.Reason }
 
-// mkdirFailed tells a cgroup directory this user may not make, which leaves
-// the run to rlimits (*ErrNoCgroup), from a failure of the kernel (out of
-// memory, a descendant limit), which fails the run: a limit is never dropped
-// because something ran out. hint is added to the first.
+// mkdirFailed tells a cgroup directory that cannot be made here (no
+// permission, no such hierarchy path: a container's cgroup mounted without
+// its own cgroup namespace), which leaves the run to rlimits
+// (*ErrNoCgroup), from the kernel running out of something (memory, a
+// descendant limit), which fails the run: a limit is never dropped because
+// something ran out. hint is added to the first.
 func mkdirFailed(dir string, err error, hint string) error {
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
-		return &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v%s", dir, errors.Unwrap(err), hint)}
+	if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EAGAIN) {
+		return fmt.Errorf("create the run's cgroup %s: %w", dir, errors.Unwrap(err))
 	}
-	return fmt.Errorf("create the run's cgroup %s: %w", dir, errors.Unwrap(err))
+	return &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v%s", dir, errors.Unwrap(err), hint)}
 }
 
 // New creates the cgroup of one run, after removing those that runs killed
@@ -102,15 +105,33 @@ func New(spec Spec) (Cgroup, error) {
 // runName names a run's cgroup after the supervisor's pid, so that a later
 // run can tell a leftover (its supervisor is gone) from a live one.
 func runName() string {
-	return fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	return fmt.Sprintf("%d-%s-%d", os.Getpid(), pidNamespace(), time.Now().UnixNano())
 }
 
+// pidNamespace is the inode of this process's pid namespace: a run's name
+// carries it, since its pid means nothing in another pid namespace that
+// shares the cgroup hierarchy (a container without a cgroup namespace).
+var pidNamespace = sync.OnceValue(func() string {
+	var buf [64]byte
+	n, err := unix.Readlink("/proc/self/ns/pid", buf[:])
+	if err != nil {
+		return "0"
+	}
+	link := string(buf[:n]) // pid:[4026531836]
+	return strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
+})
+
 // stale reports whether the cgroup directory name belongs to a supervisor
-// that is no longer running.
+// of this pid namespace that is no longer running. A run of another pid
+// namespace is left to that namespace's runs: its pid cannot be checked
+// from here, and its cgroup's processes are not ours to kill.
 func stale(name string) bool {
-	pid, _, ok := strings.Cut(name, "-")
-	n, err := strconv.Atoi(pid)
-	if !ok || err != nil || n == os.Getpid() {
+	f := strings.Split(name, "-")
+	n, err := strconv.Atoi(f[0])
+	if len(f) < 2 || err != nil || n == os.Getpid() {
+		return false
+	}
+	if len(f) == 3 && f[1] != pidNamespace() {
 		return false
 	}
 	return syscall.Kill(n, 0) == syscall.ESRCH

@@ -103,19 +103,25 @@ func (c *v1) set(spec Spec) error {
 
 // JoinFds opens each hierarchy's tasks file for writing. The kernel checks
 // a write against the credentials of the file's opener, this process.
-func (c *v1) JoinFds() ([]int, error) {
+func (c *v1) JoinFds() ([]int, []string, error) {
 	var fds []int
-	for _, dir := range c.dirs {
-		fd, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	var paths []string
+	for _, ctrl := range v1Controllers {
+		dir, ok := c.dirs[ctrl]
+		if !ok {
+			continue
+		}
+		path := filepath.Join(dir, "tasks")
+		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			for _, f := range fds {
 				unix.Close(f)
 			}
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "tasks"), err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		fds = append(fds, fd)
+		fds, paths = append(fds, fd), append(paths, path)
 	}
-	return fds, nil
+	return fds, paths, nil
 }
 
 func (c *v1) Mechanism() string { return "cgroup-v1" }

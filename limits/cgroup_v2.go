@@ -96,7 +96,7 @@ func (c *v2) set(spec Spec) error {
 }
 
 // JoinFds is not needed on v2: the child is cloned into the cgroup.
-func (c *v2) JoinFds() ([]int, error) { return nil, nil }
+func (c *v2) JoinFds() ([]int, []string, error) { return nil, nil, nil }
 
 func (c *v2) Mechanism() string { return "cgroup-v2" }
 func (c *v2) IntoFd() int       { return c.fd }

@@ -198,3 +198,26 @@ func TestInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// A cgroup path that does not exist where /proc/self/cgroup says (a
+// container's cgroup mounted without a cgroup namespace) is no cgroup to
+// use: the run falls back to rlimits and says so; it is not an error.
+func TestCgroupPathMissing(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root for a mount namespace of its own")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		t.Skip("no cgroup v1 memory hierarchy here to hide")
+	}
+	// An empty tmpfs over the memory hierarchy, in a mount namespace of the
+	// test's own: this process's memory cgroup path is not there.
+	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --make-rprivate / && mount -t tmpfs none /sys/fs/cgroup/memory && exec "$0" run --json -c 'print(1)'`, gojailBin)
+	out, err := cmd.Output()
+	var r jail.Result
+	if jerr := json.Unmarshal(out, &r); jerr != nil {
+		t.Fatalf("no result: %v (%v): %q", jerr, err, out)
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "1\n" || !strings.HasPrefix(r.Enforced["memory"], "rlimit-as (no cgroup") {
+		t.Errorf("status %s stdout %q memory %q (error %q), want ok, 1, the rlimit fallback", r.Status, r.Stdout, r.Enforced["memory"], r.Error)
+	}
+}
