@@ -204,25 +204,36 @@ func (s *supervisor) start() (jailFds, error) {
 	for _, fd := range plan.joinFds {
 		s.closeFd(int(fd))
 	}
+	// A failure from here on may follow from the child's own (it makes its
+	// namespaces meanwhile, and a dead child's maps cannot be written): the
+	// child's report, when it wrote one, is the one to give.
+	fail := func(err error) (jailFds, error) {
+		s.abort(syncW)
+		if b := readReports(reportR); len(b) > 0 {
+			for _, rep := range decodeReports(b) {
+				if rep.Kind == reportError {
+					return none, fmt.Errorf("jail setup failed: %w", s.childError(rep))
+				}
+			}
+		}
+		return none, err
+	}
 	if s.cg != nil && !s.inCgroup {
 		if err := s.cg.Enter(pid); err != nil {
-			s.abort(syncW)
-			return none, fmt.Errorf("put the jail in its cgroup: %w", err)
+			return fail(fmt.Errorf("put the jail in its cgroup: %w", err))
 		}
 	}
 
 	ids := hostIDs(s.p.Run.UID, s.p.Run.GID)
 	s.log("user namespace: uid %d and gid %d inside are %d and %d on the host", ids.uidIn, ids.gidIn, ids.uidOut, ids.gidOut)
 	if err := ids.write(pid); err != nil {
-		s.abort(syncW)
-		return none, err
+		return fail(err)
 	}
 
 	// Release the child: from here on it runs the setup and the program.
 	s.started = time.Now()
 	if _, err := syscall.Write(syncW, []byte{'r'}); err != nil {
-		s.abort(syncW)
-		return none, fmt.Errorf("release the jail: %w", err)
+		return fail(fmt.Errorf("release the jail: %w", err))
 	}
 	s.closeFd(syncW)
 	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
@@ -425,6 +436,24 @@ func (s *supervisor) closeAll() {
 		if err := s.cg.Remove(); err != nil {
 			s.log("%v", err)
 		}
+	}
+}
+
+// readReports reads what a dead child left on the report pipe, without
+// blocking.
+func readReports(fd int) []byte {
+	syscall.SetNonblock(fd, true)
+	var b []byte
+	buf := make([]byte, 512)
+	for {
+		n, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n <= 0 || err != nil || len(b) > 64<<10 {
+			return b
+		}
+		b = append(b, buf[:n]...)
 	}
 }
 
