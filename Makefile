@@ -62,13 +62,16 @@ test-unit:
 test-rootless:
 	@if [ "$$(id -u)" != 0 ]; then echo "test-rootless: already running as uid $$(id -u); test-unit was the rootless run"; exit 0; fi; \
 	dir=$$(mktemp -d /tmp/gojail-rootless.XXXXXX) && trap 'rm -rf "$$dir"' EXIT && chmod 755 "$$dir" && \
-	$(GO) test -c -o "$$dir/gojail.test" ./cmd/gojail && cp $(BIN) bin/gojail-seccomp "$$dir/" && \
+	$(GO) test -c -o "$$dir/gojail.test" ./cmd/gojail && $(GO) test -c -o "$$dir/jail.test" ./jail && \
+	cp $(BIN) bin/gojail-seccomp "$$dir/" && \
 	$(GO) build -o "$$dir/hog" ./testdata/programs/hog && \
-	echo "running the jail tests as nobody (uid 65534)" && \
-	cd cmd/gojail && setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp GOJAIL_BIN="$$dir/gojail" GOJAIL_HOG="$$dir/hog" \
-		"$$dir/gojail.test" -test.count=1 -test.v 2>&1 | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|SKIP|_test.go:' ; \
-	exit $${PIPESTATUS[0]}
+	rc=0; for pkg in jail cmd/gojail; do \
+		echo "running the $$pkg tests as nobody (uid 65534)"; \
+		(cd $$pkg && setpriv --reuid=65534 --regid=65534 --clear-groups \
+			env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp GOJAIL_BIN="$$dir/gojail" GOJAIL_HOG="$$dir/hog" \
+			"$$dir/$$(basename $$pkg).test" -test.count=1 -test.v 2>&1) | grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|SKIP|_test.go:' ; \
+		[ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	done; exit $$rc
 
 bench: bench-deps build
 	testdata/bench/run.sh $(BIN)
