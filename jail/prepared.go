@@ -71,6 +71,12 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 		s.closeAll()
 		return nil, err
 	}
+	if s.cg != nil {
+		// The setup's own CPU time is not the program's. Read now, not at
+		// the request: nothing of the jail runs until then (pid 2 waits in
+		// read, the init for pid 2's execve).
+		s.cpuBase, _ = s.cg.CPU()
+	}
 	return &Prepared{s: s, fds: fds, ready: time.Now(), done: make(chan struct{})}, nil
 }
 
@@ -146,9 +152,6 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		}(s.takeFd(s.stdinW))
 	} else {
 		s.closeFd(s.stdinW)
-	}
-	if s.cg != nil {
-		s.cpuBase, _ = s.cg.CPU() // the setup's own CPU time is not the program's
 	}
 	s.started = time.Now()
 	if w := s.takeFd(s.goW); len(cmd) <= syscall.Getpagesize() {
