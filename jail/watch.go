@@ -16,12 +16,6 @@ import (
 	"github.com/gojail/gojail/policy"
 )
 
-// watch waits for the jail to end, enforcing the wall-clock and output
-// limits, then collects its output, reports and figures into a verdict.
-// It is one loop on one thread: ppoll on the output pipes and the report
-// pipe, with the wall-clock deadline as its timeout. The report pipe reaches
-// EOF when the jail's init exits, the output pipes when the last process of
-// the jail does; init kills and reaps the whole tree before it exits.
 // lateStart is how long a run lasts before its watcher of the caller's
 // context and its Started hook start.
 const lateStart = 20 * time.Millisecond
@@ -29,6 +23,12 @@ const lateStart = 20 * time.Millisecond
 // chunks are the buffers the output is read into, one per run at a time.
 var chunks = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 
+// watch waits for the jail to end, enforcing the wall-clock and output
+// limits, then collects its output, reports and figures into a verdict.
+// It is one loop on one thread: ppoll on the output pipes and the report
+// pipe, with the wall-clock deadline as its timeout. The report pipe reaches
+// EOF when the jail's init exits, the output pipes when the last process of
+// the jail does; init kills and reaps the whole tree before it exits.
 func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	stdoutR, stderrR, reportR, notifyR := fds.stdoutR, fds.stderrR, fds.reportR, fds.notifyR
 	l := &s.p.Limits
