@@ -86,7 +86,10 @@ args = [{index = 0, op = ">", value = 2}]
 		ahead  bool
 	}{{"python", true}, {tight, false}} {
 		cmd := exec.Command(gojailBin, "batch", "--debug", "--prepare", "1", "--policy", tc.policy)
-		cmd.Stdin = strings.NewReader(`{"code": "import os\nfd = os.open('/tmp/f', os.O_WRONLY | os.O_CREAT)\ntry:\n    os.write(fd, b'x')\n    print('written')\nexcept PermissionError:\n    print('refused')"}` + "\n")
+		// The write, then a call the default profile refuses (unshare of a
+		// user namespace): the filter is in force for the program, early
+		// or late.
+		cmd.Stdin = strings.NewReader(`{"code": "import ctypes, os\nfd = os.open('/tmp/f', os.O_WRONLY | os.O_CREAT)\ntry:\n    os.write(fd, b'x')\n    print('written')\nexcept PermissionError:\n    print('refused')\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), os.strerror(ctypes.get_errno()))"}` + "\n")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
@@ -100,9 +103,9 @@ args = [{index = 0, op = ">", value = 2}]
 		if err := json.Unmarshal([]byte(stdout.String()), &r); err != nil {
 			t.Fatalf("%s: %v: %q", tc.policy, err, stdout.String())
 		}
-		want := "written\n"
+		want := "written\n-1 Operation not permitted\n"
 		if !tc.ahead {
-			want = "refused\n" // the policy's rule, in force for the program
+			want = "refused\n-1 Operation not permitted\n" // the policy's rule, in force for the program
 		}
 		if r.Status != jail.StatusOK || r.Stdout != want {
 			t.Errorf("%s: status %s stdout %q, want ok %q (error %q)", tc.policy, r.Status, r.Stdout, want, r.Error)
