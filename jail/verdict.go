@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gojail/gojail/limits"
+	"github.com/gojail/gojail/policy"
 )
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -57,7 +58,7 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked
 		case "":
 			if usage.OOMKills > 0 {
-				r.Status, r.Error = StatusMemoryLimit, fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended the jail's init", l.Memory)
+				r.Status, r.Error = StatusMemoryLimit, fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended the jail's init%s", l.Memory, s.capNote())
 				break
 			}
 			r.Status, r.Error = StatusInternalError, fmt.Sprintf("the jail's init ended without a report (%s)", describeWait(initStatus))
@@ -118,7 +119,7 @@ func (s *supervisor) memoryVerdict(r *Result, u limits.Usage) {
 	limit := int64(s.p.Limits.Memory)
 	switch {
 	case u.OOMKills > 0:
-		r.Error = fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended %d process(es)", s.p.Limits.Memory, u.OOMKills)
+		r.Error = fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended %d process(es)%s", s.p.Limits.Memory, u.OOMKills, s.capNote())
 	case s.cg != nil && u.MemoryHit > 0 && u.MemoryPeak >= limit-limit/10:
 		r.Error = fmt.Sprintf("memory limit of %s reached: an allocation failed", s.p.Limits.Memory)
 	case s.cg == nil && s.p.Limits.RlimitAS && allocFailure(r.Stderr):
@@ -127,6 +128,20 @@ func (s *supervisor) memoryVerdict(r *Result, u limits.Usage) {
 		return
 	}
 	r.Status = StatusMemoryLimit
+}
+
+// capNote says so when a cgroup enclosing the jail's allows less memory
+// than the policy's limit (gojail run inside a smaller container, say): the
+// OOM killer then acts below the limit the verdict names. It reads the
+// cgroups only for such a verdict.
+func (s *supervisor) capNote() string {
+	if s.cg == nil {
+		return ""
+	}
+	if c := s.cg.MemoryCap(); c > 0 && c < int64(s.p.Limits.Memory) {
+		return fmt.Sprintf(" (a cgroup enclosing the jail's allows only %s)", policy.Size(c))
+	}
+	return ""
 }
 
 // allocFailure reports whether stderr ends with a runtime's message for a

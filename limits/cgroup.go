@@ -38,6 +38,10 @@ type Cgroup interface {
 	CPU() (time.Duration, error)
 	// Usage reads the figures of the finished run.
 	Usage() (Usage, error)
+	// MemoryCap is the tightest memory limit over the run's cgroup and
+	// those enclosing it, in bytes (0 if unknown): lower than the run's
+	// own when the caller's cgroup allows less.
+	MemoryCap() int64
 	// Kill kills every process in the cgroup.
 	Kill() error
 	// Remove kills what is left and removes the cgroup.

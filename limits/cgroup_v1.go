@@ -124,6 +124,16 @@ func (c *v1) JoinFds() ([]int, []string, error) {
 	return fds, paths, nil
 }
 
+// MemoryCap reads hierarchical_memory_limit, the least limit of the
+// cgroup and its ancestors.
+func (c *v1) MemoryCap() int64 {
+	v, err := c.k.keys(c.dirs["memory"], "memory.stat", "hierarchical_memory_limit")
+	if err != nil {
+		return 0
+	}
+	return v[0]
+}
+
 func (c *v1) Mechanism() string { return "cgroup-v1" }
 func (c *v1) IntoFd() int       { return -1 }
 

@@ -127,6 +127,23 @@ func (c *v2) Usage() (Usage, error) {
 	return u, errors.Join(errs...)
 }
 
+// MemoryCap walks memory.max from the run's cgroup up; the root has none.
+func (c *v2) MemoryCap() int64 {
+	var least int64
+	for dir := c.dir; ; dir = filepath.Dir(dir) {
+		b, err := ReadFile(filepath.Join(dir, "memory.max"))
+		if err != nil {
+			return least
+		}
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && (least == 0 || v < least) {
+			least = v
+		}
+		if dir == "/" || dir == "." {
+			return least
+		}
+	}
+}
+
 // Kill uses cgroup.kill (Linux 5.14), else freezes, kills and thaws.
 func (c *v2) Kill() error {
 	if err := write(c.dir, "cgroup.kill", "1"); err == nil {

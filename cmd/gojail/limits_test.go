@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -219,5 +220,80 @@ func TestCgroupPathMissing(t *testing.T) {
 	}
 	if r.Status != jail.StatusOK || r.Stdout != "1\n" || !strings.HasPrefix(r.Enforced["memory"], "rlimit-as (no cgroup") {
 		t.Errorf("status %s stdout %q memory %q (error %q), want ok, 1, the rlimit fallback", r.Status, r.Stdout, r.Enforced["memory"], r.Error)
+	}
+}
+
+// gojail run inside a cgroup that allows less memory than the jail's limit
+// (a grader in a small container): the OOM killer acts below the policy's
+// limit, and the verdict says which cgroup held the jail.
+func TestEnclosingCgroupCap(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root to make the enclosing cgroup")
+	}
+	probe := hog(t, nil, "touch", "1")
+	if !withCgroup(probe) {
+		t.Skipf("no cgroup here (enforced memory: %s)", probe.res.Enforced["memory"])
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enclosing, leaf string
+	const limit = "104857600" // 100 MiB
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		switch {
+		case probe.res.Enforced["memory"] == "cgroup-v1" && f[1] == "memory":
+			enclosing = filepath.Join("/sys/fs/cgroup/memory", f[2], fmt.Sprintf("gojail-cap-%d", os.Getpid()))
+			leaf = enclosing
+		case probe.res.Enforced["memory"] == "cgroup-v2" && f[1] == "":
+			// v2 puts a run beside the caller's own cgroup: the enclosing
+			// cgroup holds the caller's in a leaf.
+			root := "/sys/fs/cgroup"
+			if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.controllers"); err == nil {
+				root = "/sys/fs/cgroup/unified"
+			}
+			enclosing = filepath.Join(root, filepath.Dir(f[2]), fmt.Sprintf("gojail-cap-%d", os.Getpid()))
+			leaf = filepath.Join(enclosing, "leaf")
+		}
+	}
+	if enclosing == "" {
+		t.Skip("cannot find this process's memory cgroup")
+	}
+	if err := os.MkdirAll(leaf, 0o755); err != nil {
+		t.Skipf("cannot make an enclosing cgroup: %v", err)
+	}
+	defer func() {
+		for _, d := range []string{filepath.Join(enclosing, "gojail"), leaf, enclosing} {
+			syscall.Rmdir(d)
+		}
+	}()
+	if leaf == enclosing { // v1
+		must := func(file string) {
+			if err := os.WriteFile(filepath.Join(enclosing, file), []byte(limit), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must("memory.limit_in_bytes")
+		if _, err := os.Stat(filepath.Join(enclosing, "memory.memsw.limit_in_bytes")); err == nil {
+			must("memory.memsw.limit_in_bytes")
+		}
+	} else {
+		for file, v := range map[string]string{"cgroup.subtree_control": "+memory +pids", "memory.max": limit, "memory.swap.max": "0"} {
+			os.WriteFile(filepath.Join(enclosing, file), []byte(v), 0)
+		}
+	}
+	pol := writeFile(t, tempDir(t), "hog.toml", "base = \"exec\"\n[limits]\nrlimit_as = false\n", 0o644)
+	cmd := exec.Command("sh", "-c", `echo $$ > "$1/cgroup.procs" && exec "$0" run --json --memory 256MiB --policy "$2" "$3" touch 200`, gojailBin, leaf, pol, hogBin)
+	out, _ := cmd.Output()
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("no result: %v: %q", err, out)
+	}
+	if r.Status != jail.StatusMemoryLimit || !strings.Contains(r.Error, "a cgroup enclosing the jail's allows only 100MiB") {
+		t.Errorf("status %s error %q, want memory_limit naming the enclosing cgroup's 100MiB", r.Status, r.Error)
 	}
 }
