@@ -515,10 +515,15 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 				}
 			}
 		}
-		syscall.RawSyscall(syscall.SYS_KILL, ^uintptr(0), uintptr(syscall.SIGKILL), 0)
-		for {
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0); e1 != syscall.EINTR && e1 != 0 {
-				break
+		// Every process of the jail left, the program's orphans included,
+		// is a child of this init: with none (ECHILD) there is nothing to
+		// kill, and kill(-1) would walk every process of the host.
+		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), syscall.WNOHANG, 0, 0, 0); e1 != syscall.ECHILD {
+			syscall.RawSyscall(syscall.SYS_KILL, ^uintptr(0), uintptr(syscall.SIGKILL), 0)
+			for {
+				if _, _, e1 = syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), 0, 0, 0, 0); e1 != syscall.EINTR && e1 != 0 {
+					break
+				}
 			}
 		}
 		mark(c, stepReaped)
