@@ -139,6 +139,9 @@ type jailFds struct {
 // (or, prepared, waits for it).
 func (s *supervisor) start() (jailFds, error) {
 	var none jailFds
+	if err := ownProc(); err != nil {
+		return none, err
+	}
 	plan, err := s.prepare()
 	if err != nil {
 		return none, err

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/limits"
 )
 
@@ -40,6 +42,19 @@ func (m idMap) write(pid int) error {
 	}
 	if err := limits.WriteFile(dir+"gid_map", fmt.Sprintf("%d %d 1\n", m.gidIn, m.gidOut)); err != nil {
 		return fmt.Errorf("write %sgid_map: %w", dir, err)
+	}
+	return nil
+}
+
+// ownProc checks that /proc is the one of gojail's own pid namespace: the
+// child's pid from clone3 is a pid of that namespace, and in another's
+// /proc the same number is another process, whose maps gojail must never
+// write.
+func ownProc() error {
+	var buf [32]byte
+	n, err := unix.Readlink("/proc/self", buf[:])
+	if self := strconv.Itoa(os.Getpid()); err != nil || string(buf[:n]) != self {
+		return fmt.Errorf("the /proc mounted here is not of gojail's pid namespace (/proc/self is %q, gojail is pid %s): mount one, e.g. unshare --pid --fork --mount-proc", buf[:max(n, 0)], self)
 	}
 	return nil
 }

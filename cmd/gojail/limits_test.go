@@ -297,3 +297,21 @@ func TestEnclosingCgroupCap(t *testing.T) {
 		t.Errorf("status %s error %q, want memory_limit naming the enclosing cgroup's 100MiB", r.Status, r.Error)
 	}
 }
+
+// In a pid namespace of its own with the parent's /proc still mounted, the
+// child's pid names another process there: gojail refuses to run rather
+// than write that process's maps.
+func TestForeignProc(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root for a pid namespace without a user namespace")
+	}
+	cmd := exec.Command("unshare", "--pid", "--fork", gojailBin, "run", "--json", "--", "/bin/true")
+	out, _ := cmd.Output()
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("no result: %v: %q", err, out)
+	}
+	if r.Status != jail.StatusInternalError || cmd.ProcessState.ExitCode() != 125 || !strings.Contains(r.Error, "is not of gojail's pid namespace") {
+		t.Errorf("status %s exit %d error %q, want internal_error, 125, a /proc of another pid namespace", r.Status, cmd.ProcessState.ExitCode(), r.Error)
+	}
+}
