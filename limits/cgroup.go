@@ -125,20 +125,40 @@ var pidNamespace = sync.OnceValue(func() string {
 	return strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
 })
 
-// stale reports whether the cgroup directory name belongs to a supervisor
-// of this pid namespace that is no longer running. A run of another pid
-// namespace is left to that namespace's runs: its pid cannot be checked
-// from here, and its cgroup's processes are not ours to kill.
-func stale(name string) bool {
+// What a later run does with a run cgroup it finds (judge).
+const (
+	keepIt        = iota // a live run's, or this process's
+	removeAll            // a dead supervisor's of this pid namespace: kill what is left, remove
+	removeIfEmpty        // another pid namespace's, made over foreignAge ago: rmdir only
+)
+
+// foreignAge is how old a run cgroup of another pid namespace must be
+// before a run here tries to remove it: a live run has had its processes in
+// it long before, and rmdir removes an empty cgroup only.
+const foreignAge = time.Minute
+
+// judge says what to do with the run cgroup name. A run of another pid
+// namespace is never killed from here: its supervisor's pid cannot be
+// checked, and its processes are not ours; but once it has been empty for a
+// while (its namespace gone, say) its directories are removed, or a killed
+// supervisor in a container would leave them for good.
+func judge(name string) int {
 	f := strings.Split(name, "-")
 	n, err := strconv.Atoi(f[0])
 	if len(f) < 2 || err != nil || n == os.Getpid() {
-		return false
+		return keepIt
 	}
 	if len(f) == 3 && f[1] != pidNamespace() {
-		return false
+		made, err := strconv.ParseInt(f[2], 10, 64)
+		if err == nil && time.Since(time.Unix(0, made)) > foreignAge {
+			return removeIfEmpty
+		}
+		return keepIt
 	}
-	return syscall.Kill(n, 0) == syscall.ESRCH
+	if syscall.Kill(n, 0) == syscall.ESRCH {
+		return removeAll
+	}
+	return keepIt
 }
 
 // ownCgroups maps each controller of this process's cgroups to its path
@@ -365,14 +385,20 @@ func killProcs(dir string) (int, error) {
 }
 
 // removeStale removes the run cgroups under parent whose supervisor is gone.
-func removeStale(parent string, remove func(name string)) {
+func removeStale(parent string, remove func(name string), removeEmpty func(name string)) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.IsDir() && stale(e.Name()) {
+		if !e.IsDir() {
+			continue
+		}
+		switch judge(e.Name()) {
+		case removeAll:
 			remove(e.Name())
+		case removeIfEmpty:
+			removeEmpty(e.Name())
 		}
 	}
 }

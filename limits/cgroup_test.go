@@ -4,34 +4,40 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
-// A run's cgroup is a leftover only when its supervisor, of this pid
-// namespace, is gone: a run of another pid namespace sharing the hierarchy
-// is never judged (nor its processes killed) from here.
-func TestStale(t *testing.T) {
+// A run's cgroup is removed with what it holds only when its supervisor, of
+// this pid namespace, is gone. A run of another pid namespace sharing the
+// hierarchy is never killed from here; once it is older than foreignAge a
+// run here only tries rmdir, which removes an empty cgroup alone.
+func TestJudge(t *testing.T) {
 	ns := pidNamespace()
 	if ns == "0" {
 		t.Skip("no /proc/self/ns/pid: cannot name this pid namespace")
 	}
 	const gone = 4194305 // above the kernel's largest pid
+	now := time.Now().UnixNano()
+	old := time.Now().Add(-2 * foreignAge).UnixNano()
 	for _, tc := range []struct {
 		name string
-		want bool
+		want int
 	}{
-		{fmt.Sprintf("%d-%s-1", gone, ns), true},
-		{fmt.Sprintf("%d-%s-1", os.Getpid(), ns), false},
-		{fmt.Sprintf("%d-%s-1", os.Getppid(), ns), false},
-		{fmt.Sprintf("%d-%s1-1", gone, ns), false}, // another pid namespace
-		{fmt.Sprintf("%d-1", gone), true},          // the older two-part name
-		{"notarun", false},
-		{"x-1", false},
+		{fmt.Sprintf("%d-%s-%d", gone, ns, now), removeAll},
+		{fmt.Sprintf("%d-%s-%d", os.Getpid(), ns, now), keepIt},
+		{fmt.Sprintf("%d-%s-%d", os.Getppid(), ns, now), keepIt},
+		{fmt.Sprintf("%d-%s1-%d", gone, ns, now), keepIt},     // another pid namespace, recent
+		{fmt.Sprintf("%d-%s1-%d", 1, ns, old), removeIfEmpty}, // another pid namespace, old
+		{fmt.Sprintf("%d-%s1-x", 1, ns), keepIt},              // no time to judge by
+		{fmt.Sprintf("%d-1", gone), removeAll},                // the older two-part name
+		{"notarun", keepIt},
+		{"x-1", keepIt},
 	} {
-		if got := stale(tc.name); got != tc.want {
-			t.Errorf("stale(%q) = %v, want %v", tc.name, got, tc.want)
+		if got := judge(tc.name); got != tc.want {
+			t.Errorf("judge(%q) = %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if name := runName(); !stale(fmt.Sprintf("%d%s", gone, name[len(fmt.Sprint(os.Getpid())):])) {
-		t.Errorf("runName %q: a run of a gone supervisor with this format is not found stale", name)
+	if name := runName(); judge(fmt.Sprintf("%d%s", gone, name[len(fmt.Sprint(os.Getpid())):])) != removeAll {
+		t.Errorf("runName %q: a run of a gone supervisor with this format is not removed", name)
 	}
 }

@@ -42,7 +42,14 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		// Every hierarchy is looked through: a run cut short while its
 		// directories were made or removed may have left some and not
 		// others.
-		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() })
+		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
+			dirs := v1Dirs(own, n)
+			for _, ctrl := range []string{"cpu", "cpuacct", "freezer", "pids", "memory"} {
+				if dir, ok := dirs[ctrl]; ok {
+					unix.Rmdir(dir) // EBUSY while it holds processes
+				}
+			}
+		})
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			cg.Remove()

@@ -54,7 +54,8 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if err := write(parent, "cgroup.subtree_control", ctrls); err != nil {
 		return nil, &ErrNoCgroup{err.Error()}
 	}
-	removeStale(parent, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() })
+	removeStale(parent, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
+		func(n string) { unix.Rmdir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 
 	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {

@@ -315,3 +315,66 @@ func TestForeignProc(t *testing.T) {
 		t.Errorf("status %s exit %d error %q, want internal_error, 125, a /proc of another pid namespace", r.Status, cmd.ProcessState.ExitCode(), r.Error)
 	}
 }
+
+// A run cgroup of another pid namespace (a gojail in a container sharing
+// the hierarchy) is never killed from here, and is removed once it has
+// been empty for a while (the container's gojail was killed, its pid
+// namespace is gone): nothing is left for good, nothing live is touched.
+func TestForeignLeftovers(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root to make cgroups")
+	}
+	probe := hog(t, nil, "touch", "1")
+	if probe.res.Enforced["memory"] != "cgroup-v1" {
+		t.Skipf("a cgroup v1 test (enforced memory: %s)", probe.res.Enforced["memory"])
+	}
+	b, _ := os.ReadFile("/proc/self/cgroup")
+	old := time.Now().Add(-2 * time.Minute).UnixNano()
+	dead := fmt.Sprintf("1-4000000001-%d", old)                    // another pid namespace's, empty
+	live := fmt.Sprintf("1-4000000002-%d", old)                    // another pid namespace's, holding a process
+	young := fmt.Sprintf("1-4000000003-%d", time.Now().UnixNano()) // empty, but just made
+	var dirs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && (f[1] == "memory" || f[1] == "pids" || f[1] == "cpuacct" || f[1] == "freezer") {
+			dirs = append(dirs, filepath.Join("/sys/fs/cgroup", f[1], f[2], "gojail"))
+		}
+	}
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Wait()
+	defer sleeper.Process.Kill()
+	for _, d := range dirs {
+		for _, n := range []string{dead, live, young} {
+			if err := os.MkdirAll(filepath.Join(d, n), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Rmdir(filepath.Join(d, n))
+		}
+		if strings.Contains(d, "/pids/") {
+			if err := os.WriteFile(filepath.Join(d, live, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(filepath.Join(filepath.Dir(d), "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0)
+		}
+	}
+	hog(t, nil, "touch", "1")
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, dead)); err == nil {
+			t.Errorf("%s: an old empty cgroup of another pid namespace was left", filepath.Join(d, dead))
+		}
+		if _, err := os.Stat(filepath.Join(d, young)); err != nil {
+			t.Errorf("%s: a cgroup just made by another pid namespace's run was removed", filepath.Join(d, young))
+		}
+		if strings.Contains(d, "/pids/") {
+			if _, err := os.Stat(filepath.Join(d, live)); err != nil {
+				t.Errorf("%s: a live cgroup of another pid namespace was removed", filepath.Join(d, live))
+			}
+		}
+	}
+	if err := sleeper.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the process in another pid namespace's cgroup was killed: %v", err)
+	}
+}
