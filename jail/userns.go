@@ -18,14 +18,22 @@ type idMap struct {
 }
 
 // hostIDs picks who the jail is on the host. Rootless, it can only be the
-// caller itself. As root it is nobody (65534), never root: a jail that is
-// root on the host would own every root-owned file it can reach.
+// caller itself. As root it is hostIDBase plus the jail's own ids, never
+// root (a jail that is root on the host would own every root-owned file it
+// can reach) and never nobody: no host account uses these ids, so no host
+// process can signal the jail's, share its per-user kernel quotas (pending
+// signals, inotify instances, pipe buffers) or own a file it could reach.
 func hostIDs(uidIn, gidIn int) idMap {
 	if os.Geteuid() == 0 {
-		return idMap{uidIn, 65534, gidIn, 65534, true}
+		return idMap{uidIn, hostIDBase + uidIn, gidIn, hostIDBase + gidIn, true}
 	}
 	return idMap{uidIn, os.Geteuid(), gidIn, os.Getegid(), false}
 }
+
+// hostIDBase is where the jails' host ids start when gojail runs as root:
+// far above the ids of accounts (below 65536) and of the subordinate ranges
+// container runtimes hand out (from 100000, 65536 each).
+const hostIDBase = 2_000_000_000
 
 // write sets the child's uid and gid maps (user_namespaces(7)). Rootless,
 // setgroups must be denied before gid_map may be written; as root it stays

@@ -221,8 +221,8 @@ func shadowUnchanged(t *testing.T) ([]string, func(*testing.T)) {
 // jail's kill(-1) must not reach.
 func hostProcessSurvives(t *testing.T) ([]string, func(*testing.T)) {
 	cmd := exec.Command("sleep", "30")
-	if isRoot() {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if isRoot() { // the jail's host ids: 2,000,000,000 + 1000 (jail/userns.go)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 2_000_001_000, Gid: 2_000_001_000}}
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gojail/gojail/jail"
@@ -161,4 +163,59 @@ func TestSignalDispositionsReset(t *testing.T) {
 	if r.Status != jail.StatusOK || r.Stdout != "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n" {
 		t.Fatalf("status %s, stdout %q", r.Status, r.Stdout)
 	}
+}
+
+// Started by root, the jail's processes belong to host ids no host account
+// uses: a host process of nobody (or of any user but root) cannot signal
+// them, so it cannot stop the program and change its verdict.
+func TestHostUsersCannotSignalTheJail(t *testing.T) {
+	if !isRoot() {
+		t.Skip("rootless, the jail's processes are the caller's own, as the caller's other processes are")
+	}
+	cmd := exec.Command(gojailBin, "run", "--json", "--timeout", "10s", "--", "/bin/sleep", "1")
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	// The jail's sleep, seen from the host: a grandchild of gojail.
+	var pid int
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+		for _, init := range strings.Fields(string(b)) {
+			c, _ := os.ReadFile("/proc/" + init + "/task/" + init + "/children")
+			if f := strings.Fields(string(c)); len(f) > 0 {
+				exe, _ := os.Readlink("/proc/" + f[0] + "/exe")
+				if strings.HasSuffix(exe, "sleep") {
+					pid, _ = strconv.Atoi(f[0])
+					return true
+				}
+			}
+		}
+		return false
+	})
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if !strings.Contains(string(st), "Uid:\t2000001000\t2000001000\t2000001000\t2000001000") {
+		t.Errorf("the jail's program on the host: %q, want uid 2000001000", grepLine(string(st), "Uid:"))
+	}
+	kill := exec.Command("kill", "-STOP", strconv.Itoa(pid))
+	kill.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := kill.CombinedOutput(); err == nil {
+		t.Errorf("nobody on the host stopped the jail's program: %s", out)
+	}
+	cmd.Wait()
+	r := decode(t, stdout.String())
+	if r.Status != jail.StatusOK {
+		t.Errorf("status %s (%s), want ok", r.Status, r.Error)
+	}
+}
+
+func grepLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
 }
