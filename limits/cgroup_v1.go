@@ -52,6 +52,12 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		})
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
+			if errors.Is(err, os.ErrExist) && cg.made(dir) {
+				// Controllers mounted together (cpu,cpuacct on many
+				// hosts): one directory serves both.
+				cg.dirs[ctrl] = dir
+				continue
+			}
 			cg.Remove()
 			return nil, mkdirFailed(dir, err, "")
 		}
@@ -64,6 +70,21 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 	cg.k.keep(cg.dirs["cpuacct"], "cpuacct.usage")
 	cg.k.keep(cg.dirs["memory"], "memory.max_usage_in_bytes", "memory.failcnt", "memory.oom_control")
 	return cg, nil
+}
+
+// made reports whether dir is one of the run's directories already made,
+// under another controller's name.
+func (c *v1) made(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for _, d := range c.dirs {
+		if other, err := os.Stat(d); err == nil && os.SameFile(st, other) {
+			return true
+		}
+	}
+	return false
 }
 
 // v1Dirs finds the directories of a leftover run named name, in every
