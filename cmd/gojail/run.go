@@ -86,7 +86,8 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 	var in jail.Input
 	args := c.Args().Slice()
 	program := afterDashDash(args)
-	code, hasCode := c.String("c"), flagSet(c, "c")
+	set := setFlags(c)
+	code, hasCode := c.String("c"), set["c"]
 
 	ref := c.String("policy")
 	switch {
@@ -110,7 +111,7 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 	if err != nil {
 		return nil, in, err
 	}
-	if err := applyFlags(c, &p); err != nil {
+	if err := applyFlags(c, set, &p); err != nil {
 		return nil, in, err
 	}
 	if err := validate.Policy(&p); err != nil {
@@ -170,10 +171,10 @@ func afterDashDash(args []string) bool {
 	return false
 }
 
-// applyFlags lets the run flags override the policy; a bad value names its flag.
-func applyFlags(c *cli.Context, p *policy.Policy) error {
+// applyFlags lets the run flags given (set, from setFlags) override the
+// policy; a bad value names its flag.
+func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 	var errs []error
-	set := setFlags(c)
 	bad := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
 	dur := func(flag string, dst *policy.Duration) {
 		if set[flag] {
@@ -236,8 +237,6 @@ func setFlags(c *cli.Context) map[string]bool {
 	}
 	return set
 }
-
-func flagSet(c *cli.Context, name string) bool { return setFlags(c)[name] }
 
 func setEnv(env []string, key, kv string) []string {
 	out := env[:0:0]

@@ -140,7 +140,7 @@ func TestOutOfMemoryInTheSupervisor(t *testing.T) {
 	}{
 		{unix.SYS_CLONE3, "clone3", "clone3: cannot allocate memory", false},
 		{unix.SYS_UNSHARE, "unshare", "unshare the mount, ipc, uts and network namespaces: cannot allocate memory", false},
-		{unix.SYS_PIPE2, "pipe2", "cannot allocate memory", false},
+		{unix.SYS_PIPE2, "pipe2", "pipe for release: cannot allocate memory", false},
 		{unix.SYS_MKDIRAT, "mkdirat", "create the run's cgroup", true},
 	} {
 		if tc.root && !isRoot() {
