@@ -20,8 +20,44 @@ import (
 // context and its Started hook start.
 const lateStart = 20 * time.Millisecond
 
-// chunks are the buffers the output is read into, one per run at a time.
-var chunks = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+// chunks are the buffers the output is read into, one per run at a time,
+// kept for the next runs (at most chunksKept). Each is mapped outside the
+// Go heap: a run pays for the pages its output fills, where a 64 KiB heap
+// object is a large span set up (and its pages touched) on every first use.
+var chunks struct {
+	sync.Mutex
+	free [][]byte
+}
+
+const chunkSize, chunksKept = 64 << 10, 16
+
+func getChunk() []byte {
+	chunks.Lock()
+	if n := len(chunks.free); n > 0 {
+		b := chunks.free[n-1]
+		chunks.free = chunks.free[:n-1]
+		chunks.Unlock()
+		return b
+	}
+	chunks.Unlock()
+	b, err := unix.Mmap(-1, 0, chunkSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return make([]byte, chunkSize)
+	}
+	return b
+}
+
+func putChunk(b []byte) {
+	chunks.Lock()
+	if len(chunks.free) < chunksKept {
+		chunks.free = append(chunks.free, b)
+		b = nil
+	}
+	chunks.Unlock()
+	if b != nil {
+		unix.Munmap(b) // fails harmlessly for a heap fallback, which the GC frees
+	}
+}
 
 // watch waits for the jail to end, enforcing the wall-clock and output
 // limits, then collects its output, reports and figures into a verdict.
@@ -67,8 +103,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	const sockIdx, listenIdx = 3, 4
 	notify := [2]int{notifyR, -1}
 	var pfd [5]unix.PollFd
-	chunk := chunks.Get().(*[64 << 10]byte)[:]
-	defer chunks.Put((*[64 << 10]byte)(chunk))
+	chunk := getChunk()
+	defer putChunk(chunk)
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0)
 	for open := 3; open > 0; {

@@ -37,7 +37,7 @@ type request struct {
 func batchCommand() *cli.Command {
 	flags := []cli.Flag{&cli.IntFlag{Name: "prepare", Value: 2, Usage: "jails kept prepared ahead of the requests"}}
 	for _, f := range runCommand().Flags {
-		switch f.Names()[0] {
+		switch flagName(f) {
 		case "c", "json", "stdin", "seccomp-log":
 		default:
 			flags = append(flags, f)

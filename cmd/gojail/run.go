@@ -230,6 +230,22 @@ func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 // setFlags names the flags given on the command line, read once: cli's
 // IsSet looks through every flag's names (a regular expression each) on
 // every call.
+// flagName is a flag's name as defined: cli.Flag's Names runs a regular
+// expression over every name, which every gojail would pay at start.
+func flagName(f cli.Flag) string {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		return f.Name
+	case *cli.BoolFlag:
+		return f.Name
+	case *cli.StringSliceFlag:
+		return f.Name
+	case *cli.IntFlag:
+		return f.Name
+	}
+	return f.Names()[0]
+}
+
 func setFlags(c *cli.Context) map[string]bool {
 	set := map[string]bool{}
 	for _, n := range c.LocalFlagNames() {

@@ -177,8 +177,8 @@ func store(dir, key string, raw []byte) {
 
 // Name names a system call of the native architecture.
 func Name(nr int) string {
-	if n, ok := syscallNames[nr]; ok {
-		return n
+	if nr >= 0 && nr < len(syscallNames) && syscallNames[nr] != "" {
+		return syscallNames[nr]
 	}
 	return fmt.Sprintf("system call %d", nr)
 }
@@ -188,7 +188,9 @@ func Name(nr int) string {
 func CheckNames(spec Spec) error {
 	known := make(map[string]bool, len(syscallNames))
 	for _, n := range syscallNames {
-		known[n] = true
+		if n != "" {
+			known[n] = true
+		}
 	}
 	var errs []error
 	for i, r := range spec.Rules {
