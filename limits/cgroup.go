@@ -386,6 +386,12 @@ func killProcs(dir string) (int, error) {
 
 // removeStale removes the run cgroups under parent whose supervisor is gone.
 func removeStale(parent string, remove func(name string), removeEmpty func(name string)) {
+	// A directory's link count is 2 plus its subdirectories (kernfs): with
+	// no run's directory in it, one stat says so.
+	var st unix.Stat_t
+	if unix.Stat(parent, &st) == nil && st.Nlink <= 2 {
+		return
+	}
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return

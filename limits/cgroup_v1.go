@@ -223,14 +223,26 @@ func (c *v1) Kill() error {
 func (c *v1) Remove() error {
 	c.k.close()
 	var errs []error
-	if n, _ := killProcs(c.dirs["pids"]); n > 0 {
-		errs = append(errs, c.Kill())
-	}
 	// memory last, as it is made first: a run cut short leaves its
 	// memory directory whenever it leaves any.
-	for _, ctrl := range []string{"cpu", "cpuacct", "freezer", "pids", "memory"} {
+	order := []string{"cpu", "cpuacct", "freezer", "pids", "memory"}
+	// A jail that has ended leaves its cgroup empty, and every hierarchy
+	// holds the same processes: when the first directory goes, so do the
+	// others, and there is no process list to read.
+	first := ""
+	for _, ctrl := range order {
+		if dir, ok := c.dirs[ctrl]; ok && first == "" {
+			first = dir
+		}
+	}
+	if first == "" || unix.Rmdir(first) != nil {
+		if n, _ := killProcs(c.dirs["pids"]); n > 0 {
+			errs = append(errs, c.Kill())
+		}
+	}
+	for _, ctrl := range order {
 		if dir, ok := c.dirs[ctrl]; ok {
-			errs = append(errs, rmdir(dir))
+			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
 	}
 	return errors.Join(errs...)

@@ -163,6 +163,9 @@ func (c *v2) Remove() error {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
+	if unix.Rmdir(c.dir) == nil { // the usual end: nothing left in it
+		return nil
+	}
 	var errs []error
 	if b, err := ReadFile(filepath.Join(c.dir, "cgroup.procs")); err == nil && strings.TrimSpace(string(b)) != "" {
 		errs = append(errs, c.Kill())
