@@ -533,6 +533,13 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		rep.StimeUs = uint64(ru.Stime.Sec)*1e6 + uint64(ru.Stime.Usec)
 		rep.MaxrssKB = uint64(ru.Maxrss)
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		// A prepared jail's init leaves its exit (the teardown of the
+		// namespaces, which makes every CPU wait for RCU) until the
+		// supervisor has its result: until a byte or EOF on the control
+		// pipe.
+		if c.prepared {
+			syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&sigbuf[0])), 1)
+		}
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}

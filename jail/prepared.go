@@ -167,6 +167,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	}
 	r := s.watch(ctx, pj.fds)
 	go func() {
+		s.closeCtl() // the init exits now (it waits for this once it has reported)
 		s.reap()
 		s.closeAll()
 		pj.once.Do(func() { close(pj.done) })

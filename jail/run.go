@@ -106,6 +106,7 @@ type supervisor struct {
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
+	ctlClosed   bool         // the control pipe is closed: kill must not write to its number
 	hardKill    *time.Timer  // SIGKILL for an init that does not stop when asked
 	blocked     string       // the system call the filter stopped, in words
 	spec        seccomp.Spec // the filter's rules, for log mode
@@ -425,6 +426,7 @@ func (s *supervisor) closeAll() {
 	if s.hardKill != nil { // it would signal a closed, perhaps reused, pidfd
 		s.hardKill.Stop()
 	}
+	s.ctlClosed = true
 	s.mu.Unlock()
 	for _, fd := range s.fds {
 		if fd >= 0 {
@@ -467,6 +469,17 @@ func (s *supervisor) abort(syncW int) {
 	s.reap()
 }
 
+// closeCtl closes the control pipe: EOF tells the init to stop the jail,
+// or, a prepared jail's having reported, to exit.
+func (s *supervisor) closeCtl() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ctlClosed {
+		s.ctlClosed = true
+		s.closeFd(s.plan.ctlW)
+	}
+}
+
 func (s *supervisor) reap() {
 	var ws syscall.WaitStatus
 	var ru syscall.Rusage
@@ -485,7 +498,9 @@ func (s *supervisor) kill(reason string) {
 	}
 	s.killed = reason
 	s.log("stopping the jail: %s", reason)
-	syscall.Write(s.plan.ctlW, []byte{'k'})
+	if !s.ctlClosed {
+		syscall.Write(s.plan.ctlW, []byte{'k'})
+	}
 	s.hardKill = time.AfterFunc(time.Second, func() {
 		s.log("the jail's init did not stop within 1s: SIGKILL")
 		unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)

@@ -139,8 +139,12 @@ func batchAction(c *cli.Context) error {
 	defer teardowns.Wait()
 	for in.Scan() {
 		t0 := time.Now()
-		r, used := runRequest(&p, in.Bytes(), next, &teardowns)
+		r, pj, used := runRequest(&p, in.Bytes(), next)
 		r.LatencyMs = ms(time.Since(t0))
+		if pj != nil {
+			teardowns.Add(1)
+			go func() { pj.Wait(); teardowns.Done() }()
+		}
 		if used {
 			want <- struct{}{} // prepare another
 		}
@@ -161,18 +165,18 @@ func batchAction(c *cli.Context) error {
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail.
 // It says whether it used a jail (which then needs replacing).
-func runRequest(p *policy.Policy, line []byte, next <-chan prepared, teardowns *sync.WaitGroup) (*jail.Result, bool) {
+func runRequest(p *policy.Policy, line []byte, next <-chan prepared) (*jail.Result, *jail.Prepared, bool) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), false
+		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), nil, false
 	}
 	if dec.More() {
-		return jail.Failed(jail.StatusInvalidInput, errors.New("request: one JSON object per line")), false
+		return jail.Failed(jail.StatusInvalidInput, errors.New("request: one JSON object per line")), nil, false
 	}
 	if req.Program != "" && req.Code != "" {
-		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code" or "program", not both`)), false
+		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code" or "program", not both`)), nil, false
 	}
 	in := jail.Input{Args: req.Args}
 	if req.Stdin != "" { // else the pipe is closed: reads see EOF at once
@@ -186,16 +190,13 @@ func runRequest(p *policy.Policy, line []byte, next <-chan prepared, teardowns *
 		err = validate.Code(in.Code, p, "code")
 	}
 	if err != nil {
-		return jail.Failed(jail.StatusInvalidInput, err), false
+		return jail.Failed(jail.StatusInvalidInput, err), nil, false
 	}
 	pr := <-next
 	if pr.err != nil {
-		return jail.Failed(jail.StatusInternalError, pr.err), true
+		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
 	}
-	r := pr.pj.Run(context.Background(), in)
-	teardowns.Add(1)
-	go func() { pr.pj.Wait(); teardowns.Done() }()
-	return r, true
+	return pr.pj.Run(context.Background(), in), pr.pj, true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
