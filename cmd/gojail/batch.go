@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -78,6 +79,10 @@ func batchAction(c *cli.Context) error {
 	// Jails are prepared ahead, --prepare of them; a new one is made when a
 	// run has ended, so that preparing does not compete with the run for
 	// the CPUs: with requests a little apart, each finds a jail ready.
+	// A batch lives for many runs: its heap is collected (main turns the
+	// collector off for one run), or every run's allocations would stay,
+	// about 160 KB of resident memory each (248 MB after 1,500 runs).
+	debug.SetGCPercent(100)
 	ahead := c.Int("prepare")
 	if ahead < 1 || ahead > 64 {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("--prepare %d: keep between 1 and 64 jails ready", ahead)), true)
