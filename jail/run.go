@@ -107,6 +107,7 @@ type supervisor struct {
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
 	ctlClosed   bool         // the control pipe is closed: kill must not write to its number
+	closed      bool         // closeAll has run: the pidfd and cgroup are gone, nothing to kill
 	hardKill    *time.Timer  // SIGKILL for an init that does not stop when asked
 	blocked     string       // the system call the filter stopped, in words
 	spec        seccomp.Spec // the filter's rules, for log mode
@@ -426,7 +427,7 @@ func (s *supervisor) closeAll() {
 	if s.hardKill != nil { // it would signal a closed, perhaps reused, pidfd
 		s.hardKill.Stop()
 	}
-	s.ctlClosed = true
+	s.ctlClosed, s.closed = true, true
 	s.mu.Unlock()
 	for _, fd := range s.fds {
 		if fd >= 0 {
@@ -493,7 +494,7 @@ func (s *supervisor) reap() {
 func (s *supervisor) kill(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.killed != "" {
+	if s.killed != "" || s.closed {
 		return
 	}
 	s.killed = reason

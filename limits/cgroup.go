@@ -368,8 +368,12 @@ func rmdir(dir string) error {
 	return fmt.Errorf("remove cgroup %s: %w", dir, err)
 }
 
-// killProcs sends SIGKILL to every pid listed in dir/cgroup.procs.
+// killProcs sends SIGKILL to every pid listed in dir/cgroup.procs; an
+// empty dir (no such directory was made) has none.
 func killProcs(dir string) (int, error) {
+	if dir == "" {
+		return 0, nil
+	}
 	b, err := ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return 0, err
@@ -387,9 +391,10 @@ func killProcs(dir string) (int, error) {
 // removeStale removes the run cgroups under parent whose supervisor is gone.
 func removeStale(parent string, remove func(name string), removeEmpty func(name string)) {
 	// A directory's link count is 2 plus its subdirectories (kernfs): with
-	// no run's directory in it, one stat says so.
+	// no run's directory in it, one stat says so. Exactly 2: a file system
+	// that does not count (1, as btrfs and some FUSE ones report) is read.
 	var st unix.Stat_t
-	if unix.Stat(parent, &st) == nil && st.Nlink <= 2 {
+	if unix.Stat(parent, &st) == nil && st.Nlink == 2 {
 		return
 	}
 	ents, err := os.ReadDir(parent)

@@ -3,6 +3,9 @@ package limits
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -39,5 +42,29 @@ func TestJudge(t *testing.T) {
 	}
 	if name := runName(); judge(fmt.Sprintf("%d%s", gone, name[len(fmt.Sprint(os.Getpid())):])) != removeAll {
 		t.Errorf("runName %q: a run of a gone supervisor with this format is not removed", name)
+	}
+}
+
+// A run whose cgroup was never made (its first mkdir refused) has no
+// directories: removing or killing it reads no process list, least of all
+// a cgroup.procs in the working directory, relative to "".
+func TestRemoveWithoutDirectories(t *testing.T) {
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprintf("%d\n", sleeper.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	cg := &v1{dirs: map[string]string{}}
+	cg.Remove()
+	cg.Kill()
+	time.Sleep(20 * time.Millisecond)
+	var ws syscall.WaitStatus
+	if pid, _ := syscall.Wait4(sleeper.Process.Pid, &ws, syscall.WNOHANG, nil); pid != 0 {
+		t.Fatalf("a process listed in ./cgroup.procs was killed: %v", ws)
 	}
 }

@@ -227,15 +227,21 @@ func (c *v1) Remove() error {
 	// memory directory whenever it leaves any.
 	order := []string{"cpu", "cpuacct", "freezer", "pids", "memory"}
 	// A jail that has ended leaves its cgroup empty, and every hierarchy
-	// holds the same processes: when the first directory goes, so do the
-	// others, and there is no process list to read.
-	first := ""
+	// holds the same processes: when one directory goes, so do the
+	// others, and there is no process list to read. (A leftover may lack
+	// some: ENOENT looks at the next.)
+	empty := len(c.dirs) == 0
 	for _, ctrl := range order {
-		if dir, ok := c.dirs[ctrl]; ok && first == "" {
-			first = dir
+		if dir, ok := c.dirs[ctrl]; ok {
+			err := unix.Rmdir(dir)
+			if err == unix.ENOENT {
+				continue
+			}
+			empty = err == nil
+			break
 		}
 	}
-	if first == "" || unix.Rmdir(first) != nil {
+	if !empty {
 		if n, _ := killProcs(c.dirs["pids"]); n > 0 {
 			errs = append(errs, c.Kill())
 		}

@@ -227,9 +227,6 @@ func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 	return errors.Join(errs...)
 }
 
-// setFlags names the flags given on the command line, read once: cli's
-// IsSet looks through every flag's names (a regular expression each) on
-// every call.
 // flagName is a flag's name as defined: cli.Flag's Names runs a regular
 // expression over every name, which every gojail would pay at start.
 func flagName(f cli.Flag) string {
@@ -246,6 +243,9 @@ func flagName(f cli.Flag) string {
 	return f.Names()[0]
 }
 
+// setFlags names the flags given on the command line, read once: cli's
+// IsSet looks through every flag's names (a regular expression each) on
+// every call.
 func setFlags(c *cli.Context) map[string]bool {
 	set := map[string]bool{}
 	for _, n := range c.LocalFlagNames() {
