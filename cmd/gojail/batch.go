@@ -87,15 +87,21 @@ func batchAction(c *cli.Context) error {
 	if ahead < 1 || ahead > 64 {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("--prepare %d: keep between 1 and 64 jails ready", ahead)), true)
 	}
-	// A reader that goes away gets EPIPE on the next result, not SIGPIPE;
-	// SIGINT, SIGTERM and SIGHUP end the input: either way every jail is
-	// torn down before gojail exits.
+	// A reader that goes away gets EPIPE on the next result, not SIGPIPE.
+	// SIGINT, SIGTERM and SIGHUP end the input: a running request is
+	// stopped (its result says it was cancelled), no other starts, and
+	// every jail is torn down before gojail exits.
 	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		<-sigs
-		os.Stdin.Close()
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
 	}()
 	// --debug: every jail's steps, each line with the time since start.
 	var logf func(string, ...any)
@@ -137,14 +143,39 @@ func batchAction(c *cli.Context) error {
 
 	out := json.NewEncoder(os.Stdout)
 	out.SetEscapeHTML(false)
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 128<<20)
+	// The requests are read on a goroutine of their own: a read blocked on
+	// an idle input cannot be interrupted, and a signal must still end the
+	// batch. It is left blocked when gojail exits.
+	lines := make(chan []byte)
+	var readErr error
+	go func() {
+		defer close(lines)
+		in := bufio.NewScanner(os.Stdin)
+		in.Buffer(make([]byte, 1<<20), 128<<20)
+		for in.Scan() {
+			select {
+			case lines <- append([]byte(nil), in.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr = in.Err() // read after lines is closed
+	}()
 	failed := false
 	var teardowns sync.WaitGroup // every jail torn down before gojail exits
 	defer teardowns.Wait()
-	for in.Scan() {
+	for {
+		var line []byte
+		var ok bool
+		select {
+		case line, ok = <-lines:
+		case <-ctx.Done():
+		}
+		if !ok || ctx.Err() != nil {
+			break
+		}
 		t0 := time.Now()
-		r, pj, used := runRequest(&p, in.Bytes(), next)
+		r, pj, used := runRequest(ctx, &p, line, next)
 		r.LatencyMs = ms(time.Since(t0))
 		if pj != nil {
 			teardowns.Add(1)
@@ -158,8 +189,8 @@ func batchAction(c *cli.Context) error {
 		}
 		failed = failed || r.Status == jail.StatusInternalError
 	}
-	if err := in.Err(); err != nil {
-		return cli.Exit("read requests: "+err.Error(), 125)
+	if ctx.Err() == nil && readErr != nil {
+		return cli.Exit("read requests: "+readErr.Error(), 125)
 	}
 	if failed {
 		return cli.Exit("", 125)
@@ -170,7 +201,7 @@ func batchAction(c *cli.Context) error {
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail.
 // It says whether it used a jail (which then needs replacing).
-func runRequest(p *policy.Policy, line []byte, next <-chan prepared) (*jail.Result, *jail.Prepared, bool) {
+func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared) (*jail.Result, *jail.Prepared, bool) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -201,7 +232,7 @@ func runRequest(p *policy.Policy, line []byte, next <-chan prepared) (*jail.Resu
 	if pr.err != nil {
 		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
 	}
-	return pr.pj.Run(context.Background(), in), pr.pj, true
+	return pr.pj.Run(ctx, in), pr.pj, true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

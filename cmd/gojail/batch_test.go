@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gojail/gojail/jail"
 )
@@ -173,5 +175,64 @@ func TestBatchMemoryFlat(t *testing.T) {
 	t.Logf("resident: %d KB after 100 runs, %d KB after 600", early, late)
 	if late-early > 8<<10 {
 		t.Fatalf("the batch grew from %d KB after 100 runs to %d KB after 600", early, late)
+	}
+}
+
+// SIGTERM, SIGINT or SIGHUP end a batch: idle, at once; mid-request, the
+// running program is stopped and its result says so. Either way nothing is
+// left, and the batch exits (125 when a result was internal_error).
+func TestBatchInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		sig     syscall.Signal
+		running bool
+	}{{syscall.SIGTERM, false}, {syscall.SIGINT, true}, {syscall.SIGHUP, true}, {syscall.SIGTERM, true}} {
+		cmd := exec.Command(gojailBin, "batch", "--policy", "exec", "--timeout", "60s")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		out := bufio.NewScanner(stdout)
+		fmt.Fprintln(stdin, `{"program": "/bin/true"}`)
+		if !out.Scan() {
+			t.Fatalf("%v: no first result", tc.sig)
+		}
+		if tc.running {
+			fmt.Fprintln(stdin, `{"program": "/bin/sleep", "args": ["60"]}`)
+			time.Sleep(300 * time.Millisecond) // the program runs
+		}
+		start := time.Now()
+		cmd.Process.Signal(tc.sig)
+		var results []jail.Result
+		for out.Scan() {
+			var r jail.Result
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("%v: %v: %q", tc.sig, err, out.Text())
+			}
+			results = append(results, r)
+		}
+		err = cmd.Wait() // stdin stays open: the signal alone ends the batch
+		took := time.Since(start)
+		code := cmd.ProcessState.ExitCode()
+		stdin.Close()
+		if took > 5*time.Second {
+			t.Errorf("%v (running %v): the batch took %v to end", tc.sig, tc.running, took)
+		}
+		switch {
+		case !tc.running && (len(results) != 0 || code != 0):
+			t.Errorf("%v idle: results %v, exit %d (%v), want none and 0", tc.sig, results, code, err)
+		case tc.running && (len(results) != 1 || results[0].Status != jail.StatusInternalError || results[0].Error != "the run was cancelled" || code != 125):
+			t.Errorf("%v mid-request: results %+v, exit %d (%v), want one internal_error, the run was cancelled, and 125", tc.sig, results, code, err)
+		}
+		if left := ourCgroups(t); len(left) != 0 {
+			t.Errorf("%v: run cgroups left: %v", tc.sig, left)
+		}
 	}
 }
