@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -27,7 +27,7 @@ type Prepared struct {
 	fds   jailFds
 	ready time.Time
 	done  chan struct{} // closed once the jail is torn down
-	once  sync.Once
+	taken atomic.Bool   // Run or Close has the jail: the other does nothing
 }
 
 // Prepare makes a jail for policy p, which the caller has validated, and
@@ -110,11 +110,14 @@ func readableBy(fd int, deadline time.Time) bool {
 // teardown (its init's exit, the namespaces, the cgroup) goes on in the
 // background: Wait waits for it.
 func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
+	if !pj.taken.CompareAndSwap(false, true) {
+		return Failed(StatusInternalError, errors.New("this prepared jail has already run or been closed: a prepared jail serves one run"))
+	}
 	s := pj.s
 	s.in = in
 	cmd, err := pj.command(in)
 	if err != nil {
-		pj.Close()
+		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
 	}
 	if in.StdinData != nil {
@@ -131,7 +134,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	} else if in.Stdin != "" {
 		f, err := os.Open(in.Stdin)
 		if err != nil {
-			pj.Close()
+			pj.giveUp()
 			return Failed(StatusInvalidInput, fmt.Errorf("--stdin %s: %w", in.Stdin, err))
 		}
 		go func(w int) { // a writer of its own: the program may read slowly
@@ -170,7 +173,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		s.closeCtl() // the init exits now (it waits for this once it has reported)
 		s.reap()
 		s.closeAll()
-		pj.once.Do(func() { close(pj.done) })
+		close(pj.done)
 	}()
 	return r
 }
@@ -179,13 +182,19 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 func (pj *Prepared) Wait() { <-pj.done }
 
 // Close gives up a prepared jail that will not run: its init reads EOF
-// instead of a program and exits.
+// instead of a program and exits. After Run it does nothing (Run's
+// teardown has the jail), so that a deferred Close is safe.
 func (pj *Prepared) Close() {
-	pj.once.Do(func() {
-		pj.s.abort(pj.s.goW)
-		pj.s.closeAll()
-		close(pj.done)
-	})
+	if pj.taken.CompareAndSwap(false, true) {
+		pj.giveUp()
+	}
+}
+
+// giveUp tears down a jail whose program never started.
+func (pj *Prepared) giveUp() {
+	pj.s.abort(pj.s.goW)
+	pj.s.closeAll()
+	close(pj.done)
 }
 
 // command encodes the program for readCommand: the file's length and
