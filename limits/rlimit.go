@@ -23,6 +23,15 @@ type Rlimit struct {
 // allows it.
 func Rlimits(l *policy.Limits, withCgroup bool) []Rlimit {
 	cpu := CPURlimitSeconds(l.CPUTime)
+	if withCgroup {
+		// The supervisor ends the tree when the cgroup's counter (exact, in
+		// nanoseconds) reaches the limit; RLIMIT_CPU is only its backstop,
+		// a second above. At the limit itself it would race the counter,
+		// and the kernel checks it against a CPU time sampled at the tick:
+		// programs were killed "over 1s" at 997 ms (once 941 ms) of the
+		// counter's time.
+		cpu++
+	}
 	rl := []Rlimit{
 		// SIGXCPU at the soft limit, SIGKILL one second later: a program
 		// that ignores SIGXCPU still ends (setrlimit(2)).

@@ -149,6 +149,15 @@ func TestStatuses(t *testing.T) {
 	t.Run("CPU time of the spin is reported", func(t *testing.T) {
 		o := py(t, "while True: pass", "--cpu-time", "1s", "--timeout", "10s")
 		o.want(t, jail.StatusTimeLimit, 124)
+		if withCgroup(o) {
+			// The cgroup's counter is exact, and the supervisor ends the
+			// tree when it reaches the limit: never before, little after
+			// (RLIMIT_CPU, a backstop, would act at 2 s).
+			if o.res.CPUMs < 1000 || o.res.CPUMs > 1200 || !strings.Contains(o.res.Error, "the whole tree") {
+				t.Fatalf("cpu_ms %.1f, error %q, for a 1s limit", o.res.CPUMs, o.res.Error)
+			}
+			return
+		}
 		// RLIMIT_CPU is checked at the scheduler tick and rusage splits user
 		// and system time by sampling: allow a few ticks either side.
 		if o.res.CPUMs < 950 || o.res.CPUMs > 1500 {
