@@ -178,7 +178,9 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	return r
 }
 
-// Wait waits until a jail that has run is torn down.
+// Wait waits until the jail is torn down: after Run, its teardown (about a
+// millisecond after the result); after Close, or a Run that failed before
+// its program started, at once. Neither Run nor Close: it waits for ever.
 func (pj *Prepared) Wait() { <-pj.done }
 
 // Close gives up a prepared jail that will not run: its init reads EOF

@@ -503,6 +503,11 @@ func (s *supervisor) kill(reason string) {
 		syscall.Write(s.plan.ctlW, []byte{'k'})
 	}
 	s.hardKill = time.AfterFunc(time.Second, func() {
+		s.mu.Lock() // closeAll, which closes the pidfd, stops this timer under it
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
 		s.log("the jail's init did not stop within 1s: SIGKILL")
 		unix.PidfdSendSignal(int(s.pidfd), unix.SIGKILL, nil, 0)
 		if s.cg != nil {

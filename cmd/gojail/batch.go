@@ -228,7 +228,12 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 	if err != nil {
 		return jail.Failed(jail.StatusInvalidInput, err), nil, false
 	}
-	pr := <-next
+	var pr prepared
+	select {
+	case pr = <-next:
+	case <-ctx.Done(): // a signal while the next jail is made: it stays for the teardown
+		return jail.Failed(jail.StatusInternalError, errors.New("the run was cancelled")), nil, false
+	}
 	if pr.err != nil {
 		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
 	}
