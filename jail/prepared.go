@@ -31,8 +31,9 @@ type Prepared struct {
 }
 
 // Prepare makes a jail for policy p, which the caller has validated, and
-// waits until its setup is done. log, when set, is told every step.
-func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {
+// waits until its setup is done, or ctx is done. log, when set, is told
+// every step.
+func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {
 	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true, debug: log != nil}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
@@ -49,10 +50,10 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 	deadline := time.Now().Add(setupLimit)
 	for {
 		rep = report{}
-		if !readableBy(fds.reportR, deadline) {
+		if err := readableBy(ctx, fds.reportR, deadline); err != nil {
 			s.abort(s.goW)
 			s.closeAll()
-			return nil, fmt.Errorf("the jail's setup did not finish within %s", setupLimit)
+			return nil, err
 		}
 		if n, _ := readFullFd(fds.reportR, buf); n == len(buf) {
 			rep = *(*report)(unsafe.Pointer(&buf[0]))
@@ -84,21 +85,28 @@ func Prepare(p *policy.Policy, log func(format string, args ...any)) (*Prepared,
 // milliseconds: one that never says it is ready is given up, not waited for.
 const setupLimit = 10 * time.Second
 
-// readableBy waits until fd can be read (data or EOF) or the deadline
-// passes; it reports whether fd became readable.
-func readableBy(fd int, deadline time.Time) bool {
+// readableBy waits until fd can be read (data or EOF); it fails when the
+// deadline passes or ctx is done first.
+func readableBy(ctx context.Context, fd int, deadline time.Time) error {
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("the jail's setup was cancelled: %w", err)
+		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return false
+			return fmt.Errorf("the jail's setup did not finish within %s", setupLimit)
 		}
+		// ctx is looked at every 50 ms: a setup takes a few.
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		ts := unix.NsecToTimespec(wait.Nanoseconds())
+		ts := unix.NsecToTimespec(min(wait, 50*time.Millisecond).Nanoseconds())
 		n, err := unix.Ppoll(pfd, &ts, nil)
-		if err == unix.EINTR {
+		if err == unix.EINTR || (err == nil && n == 0) {
 			continue
 		}
-		return err == nil && n > 0
+		if err != nil {
+			return fmt.Errorf("wait for the jail's setup: %w", err)
+		}
+		return nil
 	}
 }
 

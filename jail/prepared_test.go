@@ -25,7 +25,7 @@ func TestPreparedOnce(t *testing.T) {
 	measure(t) // its own first use of the os package makes the runtime's poller (2 fds)
 	before := measure(t)
 	for i := 0; i < 10; i++ {
-		pj, err := jail.Prepare(&p, nil)
+		pj, err := jail.Prepare(context.Background(), &p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,8 +125,10 @@ func batchAction(c *cli.Context) error {
 			case <-want:
 			case <-stop:
 				return
+			case <-ctx.Done():
+				return
 			}
-			pj, err := jail.Prepare(&p, logf)
+			pj, err := jail.Prepare(ctx, &p, logf) // a signal gives up a jail being made
 			next <- prepared{pj, err}
 		}
 	}()
