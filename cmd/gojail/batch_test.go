@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -125,19 +126,7 @@ args = [{index = 0, op = ">", value = 2}]
 // 600 runs is within a few MB of that after 100 (without collection it grew
 // by about 160 KB a run).
 func TestBatchMemoryFlat(t *testing.T) {
-	cmd := exec.Command(gojailBin, "batch", "--policy", "exec")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	track(cmd)
+	cmd, stdin, out := startBatch(t, "--policy", "exec")
 	rss := func() int {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 		if err != nil {
@@ -152,7 +141,6 @@ func TestBatchMemoryFlat(t *testing.T) {
 		t.Fatal("no VmRSS")
 		return 0
 	}
-	out := bufio.NewScanner(stdout)
 	var early int
 	for i := 1; i <= 600; i++ {
 		fmt.Fprintln(stdin, `{"program": "/bin/true"}`)
@@ -186,20 +174,7 @@ func TestBatchInterrupted(t *testing.T) {
 		sig     syscall.Signal
 		running bool
 	}{{syscall.SIGTERM, false}, {syscall.SIGINT, true}, {syscall.SIGHUP, true}, {syscall.SIGTERM, true}} {
-		cmd := exec.Command(gojailBin, "batch", "--policy", "exec", "--timeout", "60s")
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		track(cmd)
-		out := bufio.NewScanner(stdout)
+		cmd, stdin, out := startBatch(t, "--policy", "exec", "--timeout", "60s")
 		fmt.Fprintln(stdin, `{"program": "/bin/true"}`)
 		if !out.Scan() {
 			t.Fatalf("%v: no first result", tc.sig)
@@ -218,7 +193,7 @@ func TestBatchInterrupted(t *testing.T) {
 			}
 			results = append(results, r)
 		}
-		err = cmd.Wait() // stdin stays open: the signal alone ends the batch
+		err := cmd.Wait() // stdin stays open: the signal alone ends the batch
 		took := time.Since(start)
 		code := cmd.ProcessState.ExitCode()
 		stdin.Close()
@@ -235,4 +210,24 @@ func TestBatchInterrupted(t *testing.T) {
 			t.Errorf("%v: run cgroups left: %v", tc.sig, left)
 		}
 	}
+}
+
+// startBatch starts gojail batch with args, its requests written to stdin
+// and its results read from out, one a line.
+func startBatch(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(gojailBin, append([]string{"batch"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	return cmd, stdin, bufio.NewScanner(stdout)
 }
