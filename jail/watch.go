@@ -226,8 +226,11 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	}
 	var usage limits.Usage
 	if s.cg != nil {
+		// A program that exited 0 is ok whatever its memory did: the OOM
+		// and limit counters are read only for another end.
+		ok := final != nil && final.Kind == reportExit && syscall.WaitStatus(final.Status).Exited() && syscall.WaitStatus(final.Status).ExitStatus() == 0
 		var err error
-		if usage, err = s.cg.Usage(); err != nil {
+		if usage, err = s.cg.Usage(!ok); err != nil {
 			s.log("read the cgroup's figures: %v", err)
 		}
 		r.CPUMs = ms(usage.CPU - s.cpuBase)

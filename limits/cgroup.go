@@ -36,8 +36,10 @@ type Cgroup interface {
 	JoinFds() (fds []int, paths []string, err error)
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)
-	// Usage reads the figures of the finished run.
-	Usage() (Usage, error)
+	// Usage reads the figures of the finished run: CPU time and peak
+	// memory, and with counters the OOM kills and the times the limit was
+	// hit, which only the verdict of a failed run needs.
+	Usage(counters bool) (Usage, error)
 	// MemoryCap is the tightest memory limit over the run's cgroup and
 	// those enclosing it, in bytes (0 if unknown): lower than the run's
 	// own when the caller's cgroup allows less.

@@ -180,7 +180,7 @@ func (c *v1) CPU() (time.Duration, error) {
 	return time.Duration(ns), err
 }
 
-func (c *v1) Usage() (Usage, error) {
+func (c *v1) Usage(counters bool) (Usage, error) {
 	var u Usage
 	var errs []error
 	var err error
@@ -189,6 +189,9 @@ func (c *v1) Usage() (Usage, error) {
 	mem := c.dirs["memory"]
 	u.MemoryPeak, err = c.k.int(mem, "memory.max_usage_in_bytes")
 	errs = append(errs, err)
+	if !counters {
+		return u, errors.Join(errs...)
+	}
 	u.MemoryHit, err = c.k.int(mem, "memory.failcnt")
 	errs = append(errs, err)
 	// oom_kill in memory.oom_control: Linux 4.13.

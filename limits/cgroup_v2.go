@@ -112,7 +112,7 @@ func (c *v2) CPU() (time.Duration, error) {
 	return time.Duration(us[0]) * time.Microsecond, err
 }
 
-func (c *v2) Usage() (Usage, error) {
+func (c *v2) Usage(counters bool) (Usage, error) {
 	var u Usage
 	var errs []error
 	var err error
@@ -121,6 +121,9 @@ func (c *v2) Usage() (Usage, error) {
 	// memory.peak: Linux 5.19. Without it the caller keeps rusage's figure.
 	if u.MemoryPeak, err = c.k.int(c.dir, "memory.peak"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
+	}
+	if !counters {
+		return u, errors.Join(errs...)
 	}
 	ev, err := c.k.keys(c.dir, "memory.events", "oom_kill", "max")
 	u.OOMKills, u.MemoryHit = ev[0], ev[1]
