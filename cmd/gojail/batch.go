@@ -76,13 +76,13 @@ func batchAction(c *cli.Context) error {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, err), true)
 	}
 
-	// Jails are prepared ahead, --prepare of them; a new one is made when a
-	// run has ended, so that preparing does not compete with the run for
-	// the CPUs: with requests a little apart, each finds a jail ready.
 	// A batch lives for many runs: its heap is collected (main turns the
 	// collector off for one run), or every run's allocations would stay,
 	// about 160 KB of resident memory each (248 MB after 1,500 runs).
 	debug.SetGCPercent(100)
+	// Jails are prepared ahead, --prepare of them; a new one is made when a
+	// run has ended, so that preparing does not compete with the run for
+	// the CPUs: with requests a little apart, each finds a jail ready.
 	ahead := c.Int("prepare")
 	if ahead < 1 || ahead > 64 {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("--prepare %d: keep between 1 and 64 jails ready", ahead)), true)
@@ -201,8 +201,8 @@ func batchAction(c *cli.Context) error {
 }
 
 // runRequest decodes and checks one request and runs it in the next
-// prepared jail.
-// It says whether it used a jail (which then needs replacing).
+// prepared jail. It returns the jail it ran, whose teardown the caller
+// waits for, and says whether it took one (which then needs replacing).
 func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared) (*jail.Result, *jail.Prepared, bool) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
