@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,10 +180,16 @@ func TestHostUsersCannotSignalTheJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	track(cmd)
-	// The jail's sleep, seen from the host: a grandchild of gojail.
+	// The jail's sleep, seen from the host: a grandchild of gojail, through
+	// whichever of gojail's threads cloned the init.
 	var pid int
 	waitFor(t, func() bool {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+		var b []byte
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+		for _, f := range tasks {
+			c, _ := os.ReadFile(f)
+			b = append(append(b, c...), ' ')
+		}
 		for _, init := range strings.Fields(string(b)) {
 			c, _ := os.ReadFile("/proc/" + init + "/task/" + init + "/children")
 			if f := strings.Fields(string(c)); len(f) > 0 {
