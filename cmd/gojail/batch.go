@@ -164,6 +164,7 @@ func batchAction(c *cli.Context) error {
 		readErr = in.Err() // read after lines is closed
 	}()
 	failed := false
+	programs := programCache{}
 	var teardowns sync.WaitGroup // every jail torn down before gojail exits
 	defer teardowns.Wait()
 	for {
@@ -177,7 +178,7 @@ func batchAction(c *cli.Context) error {
 			break
 		}
 		t0 := time.Now()
-		r, pj, used := runRequest(ctx, &p, line, next)
+		r, pj, used := runRequest(ctx, &p, line, next, programs)
 		r.LatencyMs = ms(time.Since(t0))
 		if pj != nil {
 			teardowns.Add(1)
@@ -203,7 +204,7 @@ func batchAction(c *cli.Context) error {
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail. It returns the jail it ran, whose teardown the caller
 // waits for, and says whether it took one (which then needs replacing).
-func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared) (*jail.Result, *jail.Prepared, bool) {
+func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache) (*jail.Result, *jail.Prepared, bool) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -222,7 +223,7 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 	}
 	var err error
 	if req.Program != "" {
-		in.Program, err = validate.Program(req.Program, p)
+		in.Program, err = programs.check(req.Program, p)
 	} else {
 		in.Code = []byte(req.Code)
 		err = validate.Code(in.Code, p, "code")
@@ -240,6 +241,27 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
 	}
 	return pr.pj.Run(ctx, in), pr.pj, true
+}
+
+// programCache remembers the programs a batch has found inside its jails:
+// resolving the links of a program's path and of the binds for every
+// request took longer than the rest of a request's checks. The jail's
+// execve still decides: a program gone since is an invalid_input of its
+// own ("cannot run ... inside the jail").
+type programCache map[string]string
+
+func (c programCache) check(name string, p *policy.Policy) (string, error) {
+	if path, ok := c[name]; ok {
+		return path, nil
+	}
+	path, err := validate.Program(name, p)
+	if err == nil {
+		if len(c) >= 1024 {
+			clear(c)
+		}
+		c[name] = path
+	}
+	return path, err
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

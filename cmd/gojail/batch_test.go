@@ -231,3 +231,25 @@ func startBatch(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *bufio
 	track(cmd)
 	return cmd, stdin, bufio.NewScanner(stdout)
 }
+
+// A batch checks a program once and remembers it; a program that is not
+// inside the jail is refused every time it is asked for.
+func TestBatchProgramChecks(t *testing.T) {
+	cmd, stdin, out := startBatch(t, "--policy", "exec")
+	want := []jail.Status{jail.StatusOK, jail.StatusOK, jail.StatusInvalidInput, jail.StatusInvalidInput, jail.StatusOK}
+	for i, prog := range []string{"/bin/true", "/bin/true", "/etc/shadow", "/etc/shadow", "true"} {
+		fmt.Fprintf(stdin, "{\"program\": %q}\n", prog)
+		if !out.Scan() {
+			t.Fatalf("request %d: no result", i+1)
+		}
+		var r jail.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want[i] {
+			t.Errorf("request %d (%s): status %s (%s), want %s", i+1, prog, r.Status, r.Error, want[i])
+		}
+	}
+	stdin.Close()
+	cmd.Wait()
+}
