@@ -72,3 +72,35 @@ func fcntlGetfd(fd int) (int, error) {
 	}
 	return int(r), nil
 }
+
+// Preparing gives up when its context is done (a batch told to stop): an
+// error, and the half-made jail torn down.
+func TestPrepareCancelled(t *testing.T) {
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true"}); r.Status != jail.StatusOK {
+		t.Fatalf("warm-up run: %s %s", r.Status, r.Error)
+	}
+	measure(t)
+	before := measure(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	pj, err := jail.Prepare(ctx, &p, nil)
+	if err == nil || !strings.Contains(err.Error(), "cancelled") {
+		if pj != nil {
+			pj.Close()
+		}
+		t.Fatalf("Prepare with a cancelled context: %v, want the setup cancelled", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("Prepare took %v to give up", took)
+	}
+	after := measure(t)
+	after.rssKB = before.rssKB
+	if after != before {
+		t.Fatalf("before %+v, after %+v", before, after)
+	}
+}
