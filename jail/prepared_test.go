@@ -8,22 +8,13 @@ import (
 	"time"
 
 	"github.com/gojail/gojail/jail"
-	"github.com/gojail/gojail/policy"
 )
 
 // A prepared jail serves one run. Close after Run (a deferred Close) does
 // nothing: Run's teardown has the jail, and a second teardown would close
 // descriptor numbers the caller has opened since. A second Run is refused.
 func TestPreparedOnce(t *testing.T) {
-	p, err := policy.Preset("exec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true"}); r.Status != jail.StatusOK {
-		t.Fatalf("warm-up run: %s %s", r.Status, r.Error)
-	}
-	measure(t) // its own first use of the os package makes the runtime's poller (2 fds)
-	before := measure(t)
+	p, before := baseline(t, 1)
 	for i := 0; i < 10; i++ {
 		pj, err := jail.Prepare(context.Background(), &p, nil)
 		if err != nil {
@@ -58,11 +49,7 @@ func TestPreparedOnce(t *testing.T) {
 			t.Fatalf("second run: %s %q, want internal_error, serves one run", again.Status, again.Error)
 		}
 	}
-	after := measure(t)
-	after.rssKB = before.rssKB // the runtime's own first allocations: TestSoak watches memory
-	if after != before {
-		t.Fatalf("before %+v, after %+v", before, after)
-	}
+	sameHost(t, before)
 }
 
 func fcntlGetfd(fd int) (int, error) {
@@ -76,15 +63,7 @@ func fcntlGetfd(fd int) (int, error) {
 // Preparing gives up when its context is done (a batch told to stop): an
 // error, and the half-made jail torn down.
 func TestPrepareCancelled(t *testing.T) {
-	p, err := policy.Preset("exec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true"}); r.Status != jail.StatusOK {
-		t.Fatalf("warm-up run: %s %s", r.Status, r.Error)
-	}
-	measure(t)
-	before := measure(t)
+	p, before := baseline(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
@@ -98,9 +77,5 @@ func TestPrepareCancelled(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("Prepare took %v to give up", took)
 	}
-	after := measure(t)
-	after.rssKB = before.rssKB
-	if after != before {
-		t.Fatalf("before %+v, after %+v", before, after)
-	}
+	sameHost(t, before)
 }

@@ -21,23 +21,9 @@ func TestSoak(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("GOJAIL_SOAK")); err == nil && v > 0 {
 		n = v
 	}
-	p, err := policy.Preset("exec")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func() {
-		r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true"})
-		if r.Status != jail.StatusOK {
-			t.Fatalf("run: %s %s", r.Status, r.Error)
-		}
-	}
-	for i := 0; i < 20; i++ { // warm up: the runtime's own first allocations
-		run()
-	}
-	measure(t) // its own first use of the os package makes the runtime's poller (2 fds)
-	before := measure(t)
+	p, before := baseline(t, 20) // the runtime's own first allocations
 	for i := 0; i < n; i++ {
-		run()
+		runTrue(t, &p)
 	}
 	after := measure(t)
 	t.Logf("%d runs: before %+v, after %+v", n, before, after)
@@ -47,6 +33,40 @@ func TestSoak(t *testing.T) {
 	}
 	if after.rssKB > before.rssKB+8*1024 {
 		t.Fatalf("the caller's RSS grew from %d to %d kB over %d runs", before.rssKB, after.rssKB, n)
+	}
+}
+
+// baseline makes warm runs of /bin/true under the exec preset, then
+// measures the host and this process as they are to stay.
+func baseline(t *testing.T, warm int) (policy.Policy, hostState) {
+	t.Helper()
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < warm; i++ {
+		runTrue(t, &p)
+	}
+	measure(t) // its own first use of the os package makes the runtime's poller (2 fds)
+	return p, measure(t)
+}
+
+// sameHost fails unless nothing was left since before: this process's
+// descriptors and children, mounts, cgroups and temp entries (memory is
+// TestSoak's to watch).
+func sameHost(t *testing.T, before hostState) {
+	t.Helper()
+	after := measure(t)
+	after.rssKB = before.rssKB
+	if after != before {
+		t.Fatalf("before %+v, after %+v", before, after)
+	}
+}
+
+func runTrue(t *testing.T, p *policy.Policy) {
+	t.Helper()
+	if r := jail.Run(context.Background(), p, jail.Input{Program: "/bin/true"}); r.Status != jail.StatusOK {
+		t.Fatalf("run: %s %s", r.Status, r.Error)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +45,7 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		// others.
 		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
 			dirs := v1Dirs(own, n)
-			for _, ctrl := range []string{"cpu", "cpuacct", "freezer", "pids", "memory"} {
+			for _, ctrl := range slices.Backward(v1Controllers) {
 				if dir, ok := dirs[ctrl]; ok {
 					unix.Rmdir(dir) // EBUSY while it holds processes
 				}
@@ -226,15 +227,15 @@ func (c *v1) Kill() error {
 func (c *v1) Remove() error {
 	c.k.close()
 	var errs []error
-	// memory last, as it is made first: a run cut short leaves its
-	// memory directory whenever it leaves any.
-	order := []string{"cpu", "cpuacct", "freezer", "pids", "memory"}
+	// In the reverse of the order of making: memory last, as it is made
+	// first, so that a run cut short leaves its memory directory whenever
+	// it leaves any.
 	// A jail that has ended leaves its cgroup empty, and every hierarchy
 	// holds the same processes: when one directory goes, so do the
 	// others, and there is no process list to read. (A leftover may lack
 	// some: ENOENT looks at the next.)
 	empty := len(c.dirs) == 0
-	for _, ctrl := range order {
+	for _, ctrl := range slices.Backward(v1Controllers) {
 		if dir, ok := c.dirs[ctrl]; ok {
 			err := unix.Rmdir(dir)
 			if err == unix.ENOENT {
@@ -249,7 +250,7 @@ func (c *v1) Remove() error {
 			errs = append(errs, c.Kill())
 		}
 	}
-	for _, ctrl := range order {
+	for _, ctrl := range slices.Backward(v1Controllers) {
 		if dir, ok := c.dirs[ctrl]; ok {
 			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
