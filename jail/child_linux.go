@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"fmt"
+	"runtime"
 	"syscall"
 	"unsafe"
 
@@ -81,6 +83,21 @@ type childPlan struct {
 	iobuf      [1]byte
 	cmsg       []byte // one SCM_RIGHTS message; the child writes the fd at cmsgFd
 	cmsgFd     int
+
+	vars initVars // the init's own variables (childInit)
+}
+
+// initVars are the init's variables too large for its frame.
+type initVars struct {
+	rep    report
+	attr   mountAttr
+	pfd    [2]unix.PollFd
+	ru     unix.Rusage
+	keep   [3]uintptr // the init's descriptors
+	sigbuf [128]byte
+
+	mark     report // mark's
+	markTime unix.Timespec
 }
 
 // cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
@@ -119,13 +136,50 @@ type sigaction struct {
 	handler, flags, restorer, mask uint64
 }
 
-// forkChild clones the jail's init into new namespaces. In the parent it
-// returns the child's pid. The child never returns: it builds the jail,
-// forks the program as pid 2, and stays as pid 1 to reap and report.
+// forkChild clones the jail's init into new namespaces, and returns its
+// pid. The init (childInit) never returns: it builds the jail, forks the
+// program as pid 2, and stays as pid 1 to reap and report. It runs on a
+// stack of its own, with a copy of the plan, in a childMem, and the clone
+// leaves the Go heap out of it (see childmem_linux.go).
+func forkChild(c *childPlan) (int, error) {
+	var sizing childMem
+	c.into(&sizing)
+	m, err := newChildMem(sizing.off)
+	if err != nil {
+		return 0, fmt.Errorf("map the jail's init: %w", err)
+	}
+	defer m.free()
+	cc := c.into(m)
+	cc.cloneArgs.flags |= unix.CLONE_SETTLS
+	cc.cloneArgs.tls = uint64(m.tls)
+	cc.cloneArgs.stack, cc.cloneArgs.stackSize = m.stack()
+	entry := childInit
+
+	forkMu.Lock()
+	defer forkMu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	inheritMemory(false, m.mem)
+	runtime_BeforeFork()
+	pid, e1 := clone3Stack(unsafe.Pointer(&cc.cloneArgs), unsafe.Sizeof(cc.cloneArgs), **(**uintptr)(unsafe.Pointer(&entry)), unsafe.Pointer(cc), m.g)
+	runtime_AfterFork()
+	inheritMemory(true, m.mem)
+	if e1 != 0 {
+		return 0, e1
+	}
+	return int(pid), nil
+}
+
+// clone3Stack is clone3 with the child on the stack args gives, calling
+// fn(arg) there with gp as its goroutine; in clone_amd64.s.
+func clone3Stack(args unsafe.Pointer, size uintptr, fn uintptr, arg unsafe.Pointer, gp uintptr) (pid uintptr, errno syscall.Errno)
+
+// childInit is the jail's init, pid 1 of the new pid namespace, from its
+// first instruction on its own stack (see childmem_linux.go for what it
+// may not do). Its larger variables are in c.vars.
 //
 //go:norace
-//go:noinline
-func forkChild(c *childPlan) (pid int, err syscall.Errno) {
+func childInit(c *childPlan) {
 	var (
 		r1     uintptr
 		e1     syscall.Errno
@@ -134,26 +188,13 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		rootfd uintptr
 		b      [1]byte
 		ws     uint32
-		rep    report
-		attr   mountAttr
 		i, j   int
 		step   Step
 		op     *mountOp
-		pfd    [2]unix.PollFd
 		sfd    uintptr // the signalfd of SIGCHLD
-		ru     unix.Rusage
-		keep   [3]uintptr // the init's descriptors
-		sigbuf [128]byte
+		v      = &c.vars
 	)
 
-	runtime_BeforeFork()
-	r1, _, e1 = syscall.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.cloneArgs)), unsafe.Sizeof(c.cloneArgs), 0)
-	if e1 != 0 || r1 != 0 {
-		runtime_AfterFork()
-		return int(r1), e1
-	}
-
-	// ---- The child: pid 1 of the new pid namespace. ----
 	// Every signal stays blocked, as runtime_BeforeFork left it: Go's
 	// handlers, still installed, can never run here. The init takes SIGCHLD
 	// from a signalfd; pid 2 unblocks just before execve, which resets every
@@ -346,9 +387,9 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 				goto failOp
 			}
 			step = stepSetattr
-			attr = mountAttr{set: op.attr}
+			v.attr = mountAttr{set: op.attr}
 			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(op.path)),
-				unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
+				unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
 				goto failOp
 			}
 		case opFS:
@@ -395,9 +436,9 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 	// Nothing may be created in / itself: make the root tmpfs read-only
 	// (not recursively: /tmp and the work directory stay writable).
 	step = stepRootReadOnly
-	attr = mountAttr{set: unix.MOUNT_ATTR_RDONLY}
+	v.attr = mountAttr{set: unix.MOUNT_ATTR_RDONLY}
 	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(&empty[0])),
-		unix.AT_EMPTY_PATH, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0); e1 != 0 {
+		unix.AT_EMPTY_PATH, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
 		goto fail
 	}
 
@@ -466,7 +507,7 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		goto fail
 	}
 	{
-		// ---- pid 1: keep only the report and control pipes, reap every
+		// ---- pid 1: v.keep only the report and control pipes, reap every
 		// child as it ends, and when the program ends or the supervisor says
 		// stop, kill what is left and reap it too, so that the CPU time and
 		// peak memory of the whole tree reach the supervisor's wait4. (When
@@ -474,43 +515,43 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		// SIGCHLD ignored and their usage is lost.)
 		// Keep the report pipe, the control pipe and the signalfd: close
 		// the ranges between them, in ascending order.
-		keep = [3]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd}
+		v.keep = [3]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd}
 		for i = 0; i < 3; i++ {
 			for j = i + 1; j < 3; j++ {
-				if keep[j] < keep[i] {
-					keep[i], keep[j] = keep[j], keep[i]
+				if v.keep[j] < v.keep[i] {
+					v.keep[i], v.keep[j] = v.keep[j], v.keep[i]
 				}
 			}
 		}
 		fd = 0
 		for i = 0; i < 3; i++ {
-			if keep[i] > fd {
-				syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, keep[i]-1, 0)
+			if v.keep[i] > fd {
+				syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, v.keep[i]-1, 0)
 			}
-			fd = keep[i] + 1
+			fd = v.keep[i] + 1
 		}
 		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, ^uintptr(0), 0)
-		rep = report{Kind: reportExit}
+		v.rep = report{Kind: reportExit}
 		fd = sfd
-		pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-		pfd[1] = unix.PollFd{Fd: int32(c.ctlR), Events: unix.POLLIN}
+		v.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		v.pfd[1] = unix.PollFd{Fd: int32(c.ctlR), Events: unix.POLLIN}
 	wait:
 		for {
-			pfd[0].Revents, pfd[1].Revents = 0, 0
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 2, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
+			v.pfd[0].Revents, v.pfd[1].Revents = 0, 0
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&v.pfd[0])), 2, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
 				break
 			}
-			if pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
-				rep.Kind = reportKilled
+			if v.pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
+				v.rep.Kind = reportKilled
 				break
 			}
-			for syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&sigbuf[0])), uintptr(len(sigbuf))); ; {
+			for syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&v.sigbuf[0])), uintptr(len(v.sigbuf))); ; {
 				r2, _, e2 := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), syscall.WNOHANG, 0, 0, 0)
 				if e2 != 0 || r2 == 0 {
 					break
 				}
 				if r2 == r1 {
-					rep.Status = ws
+					v.rep.Status = ws
 					break wait
 				}
 			}
@@ -528,17 +569,17 @@ func forkChild(c *childPlan) (pid int, err syscall.Errno) {
 		}
 		mark(c, stepReaped)
 		// Every process of the jail is reaped: their usage, for the report.
-		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&ru)), 0) // RUSAGE_CHILDREN
-		rep.UtimeUs = uint64(ru.Utime.Sec)*1e6 + uint64(ru.Utime.Usec)
-		rep.StimeUs = uint64(ru.Stime.Sec)*1e6 + uint64(ru.Stime.Usec)
-		rep.MaxrssKB = uint64(ru.Maxrss)
-		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&v.ru)), 0) // RUSAGE_CHILDREN
+		v.rep.UtimeUs = uint64(v.ru.Utime.Sec)*1e6 + uint64(v.ru.Utime.Usec)
+		v.rep.StimeUs = uint64(v.ru.Stime.Sec)*1e6 + uint64(v.ru.Stime.Usec)
+		v.rep.MaxrssKB = uint64(v.ru.Maxrss)
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&v.rep)), unsafe.Sizeof(v.rep))
 		// A prepared jail's init leaves its exit (the teardown of the
 		// namespaces, which makes every CPU wait for RCU) until the
 		// supervisor has its result: until a byte or EOF on the control
 		// pipe.
 		if c.prepared {
-			syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&sigbuf[0])), 1)
+			syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&v.sigbuf[0])), 1)
 		}
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
@@ -736,10 +777,12 @@ func mark(c *childPlan, step Step) {
 	if !c.debug {
 		return
 	}
-	var ts unix.Timespec
-	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0)
-	rep := report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(ts.Sec)*1e9 + uint64(ts.Nsec)}
-	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+	// The init's frame leaves little room for this one's: its variables
+	// are the plan's (pid 2 shares them only while the init waits).
+	ts, rep := &c.vars.markTime, &c.vars.mark
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(ts)), 0)
+	*rep = report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(ts.Sec)*1e9 + uint64(ts.Nsec)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(rep)), unsafe.Sizeof(*rep))
 }
 
 // loadFilter loads the seccomp filter with a listener and sends the

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -248,12 +247,11 @@ func (s *supervisor) start() (jailFds, error) {
 // (CLONE_INTO_CGROUP), on v1 the init writes itself into it (joinFds) as
 // its first step.
 func (s *supervisor) fork() (int, error) {
-	pid, errno := forkChild(s.plan)
-	runtime.KeepAlive(s.plan)
-	if errno != 0 {
+	pid, err := forkChild(s.plan)
+	if errno, ok := err.(syscall.Errno); ok {
 		return 0, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 	}
-	return pid, nil
+	return pid, err
 }
 
 // prepare turns the policy and input into the child's plan.

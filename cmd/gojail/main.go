@@ -10,10 +10,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	_ "github.com/gojail/gojail/cmd/gojail/internal/oneproc"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -21,14 +22,8 @@ var version = "dev"
 
 func main() {
 	// One run allocates little and ends soon: no collection, unless the
-	// heap grows past what any run needs (output is capped).
-	// One P: the supervisor coordinates and mostly waits in system calls.
-	// With a second P idle, the runtime's monitor thread keeps waking (every
-	// 20 µs at first) through the first 10 ms of each blocking call before
-	// it hands the P off; with one, it hands it off at once and sleeps. On a
-	// `python3 -c pass` run: half the context switches, 0.8-1.5 ms less CPU
-	// and 0.27 ms less wall time (4 interleaved rounds); /bin/true unchanged.
-	runtime.GOMAXPROCS(1)
+	// heap grows past what any run needs (output is capped). The scheduler
+	// has one P (package oneproc).
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(256 << 20)
 	app := &cli.App{

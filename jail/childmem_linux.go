@@ -1,0 +1,262 @@
+package jail
+
+import (
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The jail's init is a copy of the supervisor made by clone3, and a copy
+// costs what is mapped: the page tables are copied at the clone, and every
+// page either process writes afterwards is copied first (with a TLB flush
+// sent to the other CPU). The Go heap is most of what is mapped and nearly
+// all of what the supervisor writes, and the init needs none of it: it runs
+// on a stack of its own with a copy of its plan, both in a childMem mapped
+// apart from the heap, and the heap is not inherited (MADV_DONTFORK) for
+// the length of the clone. The init then shares only the binary's own
+// segments and the runtime's few mappings outside the heap.
+
+// childStack is the init's stack; pid 2 runs on it too, below the init's
+// frame, until its execve.
+const childStack = 64 << 10
+
+// The init's code is Go compiled for the goroutine it was cloned from:
+// function prologues compare the stack pointer with the goroutine's
+// stackguard0 (at offset 16 of the g that R14 points to), and code that
+// calls assembly reloads R14 from the thread's TLS (at -8 from FS). Both
+// the goroutine and, but on the main thread, the TLS block are heap
+// memory, which the init does not have; it gets its own in childMem: a g
+// whose stack is childMem's, and a TLS slot pointing at it (CLONE_SETTLS).
+// Nothing in the init may use more of a g: it allocates nothing, takes no
+// lock, and writes no pointer into memory the collector watches.
+const (
+	fakeGSize  = 256  // covers what prologues read
+	stackGuard = 928  // the distance above stack.lo where Go's stackguard0 sits
+	tlsSize    = 4096 // below the thread pointer: every word is the g
+)
+
+// The mappings the init does not inherit: those from heapLo up to just
+// below the vdso. Go's heap arenas are within the low 2^46 bytes on
+// linux/amd64 (randomised since Go 1.26) and above the binary's segments
+// (which a static binary maps at 4 MB); the runtime's other mappings are
+// placed top-down below the vdso. The init keeps the binary, its childMem
+// (made forkable again), and what lies from the vdso's data up: the stack
+// of the process's main thread, where its argv and environment are
+// (scrub). The vdso's data pages, just below the vdso (24 KB on Linux
+// 6.18), are left as they are: their no-fork mark cannot be undone.
+const heapLo = 1 << 30
+
+// noForkHi is the end of the range: 64 KB below the vdso, from the
+// auxiliary vector, else the end of the heap's.
+var noForkHi = sync.OnceValue(func() uintptr {
+	const atSysinfoEhdr, vdsoData = 33, 64 << 10
+	if auxv, err := unix.Auxv(); err == nil {
+		for _, kv := range auxv {
+			if kv[0] == atSysinfoEhdr && kv[1] > heapLo+vdsoData {
+				return kv[1] - vdsoData
+			}
+		}
+	}
+	return 1 << 46
+})
+
+// forkMu serialises clones: MADV_DONTFORK is a property of the mappings,
+// shared by every goroutine, and is set only for the length of one clone.
+var forkMu sync.Mutex
+
+// childMem is the init's stack and a copy of its plan, in one private
+// anonymous mapping with a guard page below the stack.
+type childMem struct {
+	mem    []byte // nil while sizing: alloc then only counts
+	off    int
+	g, tls uintptr // the init's g, and its TLS pointer (FS)
+}
+
+// newChildMem maps a childMem with room for size bytes of plan, and
+// sets up its g and TLS slot.
+func newChildMem(size int) (*childMem, error) {
+	page := syscall.Getpagesize()
+	n := page + childStack + (fakeGSize+tlsSize+64+size+page-1)&^(page-1)
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, err
+	}
+	m := &childMem{mem: unsafe.Slice((*byte)(p), n)}
+	if err := unix.Mprotect(m.mem[:page], unix.PROT_NONE); err != nil {
+		m.free()
+		return nil, err
+	}
+	lo := uintptr(p) + uintptr(page)
+	m.off = page + childStack
+	g := (*[3]uintptr)(m.alloc(fakeGSize, 64)) // stack.lo, stack.hi, stackguard0
+	g[0], g[1], g[2] = lo, lo+childStack, lo+stackGuard
+	tls := unsafe.Slice((*uintptr)(m.alloc(tlsSize, 64)), tlsSize/8)
+	for i := range tls {
+		tls[i] = uintptr(unsafe.Pointer(g))
+	}
+	m.g, m.tls = uintptr(unsafe.Pointer(g)), uintptr(unsafe.Pointer(&tls[0]))+tlsSize
+	return m, nil
+}
+
+// stack is the lowest address of the init's stack and its size.
+func (m *childMem) stack() (uint64, uint64) {
+	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(syscall.Getpagesize())), childStack
+}
+
+func (m *childMem) free() {
+	unix.MunmapPtr(unsafe.Pointer(&m.mem[0]), uintptr(len(m.mem)))
+	m.mem = nil
+}
+
+// alloc takes n bytes (zero, as mapped) aligned to align; nil when sizing
+// or when n is 0.
+func (m *childMem) alloc(n, align int) unsafe.Pointer {
+	m.off = (m.off + align - 1) &^ (align - 1)
+	if m.mem == nil || n == 0 {
+		m.off += n
+		return nil
+	}
+	if m.off+n > len(m.mem) {
+		panic("BUG(gojail): childMem sized too small")
+	}
+	p := unsafe.Pointer(&m.mem[m.off])
+	m.off += n
+	return p
+}
+
+// memMake is a zero slice of n T in m.
+func memMake[T any](m *childMem, n int) []T {
+	var z T
+	p := m.alloc(n*int(unsafe.Sizeof(z)), int(unsafe.Alignof(z)))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), n)
+}
+
+// memCopy is a copy of s in m (its elements copied as they are).
+func memCopy[T any](m *childMem, s []T) []T {
+	d := memMake[T](m, len(s))
+	copy(d, s)
+	return d
+}
+
+// cstr copies a NUL-terminated string.
+func (m *childMem) cstr(p *byte) *byte {
+	if p == nil {
+		return nil
+	}
+	n := 1
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n-1)) != 0 {
+		n++
+	}
+	d := memCopy(m, unsafe.Slice(p, n))
+	if d == nil {
+		return nil
+	}
+	return &d[0]
+}
+
+// cstrv copies a NULL-terminated array of C strings.
+func (m *childMem) cstrv(v []*byte) []*byte {
+	d := memMake[*byte](m, len(v))
+	for i, p := range v {
+		if q := m.cstr(p); d != nil {
+			d[i] = q
+		}
+	}
+	return d
+}
+
+func (m *childMem) fsOpts(o []fsOpt) []fsOpt {
+	d := memMake[fsOpt](m, len(o))
+	for i := range o {
+		if k, v := m.cstr(o[i].key), m.cstr(o[i].val); d != nil {
+			d[i] = fsOpt{key: k, val: v}
+		}
+	}
+	return d
+}
+
+// into copies the plan, and everything it points to, into m: the copy
+// points only into m (and at the argv and environment areas, scrub, which
+// are outside the heap). With a sizing m it only counts.
+func (c *childPlan) into(m *childMem) *childPlan {
+	n := (*childPlan)(m.alloc(int(unsafe.Sizeof(*c)), int(unsafe.Alignof(*c))))
+	sizing := n == nil
+	if sizing {
+		n = new(childPlan)
+	}
+	*n = *c
+	n.keepFds = memCopy(m, c.keepFds)
+	n.joinFds = memCopy(m, c.joinFds)
+	n.attachAt = m.cstr(c.attachAt)
+	n.rootOpts = m.fsOpts(c.rootOpts)
+	n.ops = memCopy(m, c.ops)
+	for i := range c.ops {
+		op := &c.ops[i]
+		path, src, opts, data := m.cstr(op.path), m.cstr(op.src), m.fsOpts(op.opts), memCopy(m, op.data)
+		if !sizing {
+			d := &n.ops[i]
+			d.path, d.src, d.opts, d.data, d.desc = path, src, opts, data, ""
+		}
+	}
+	n.hostname = memCopy(m, c.hostname)
+	n.rlimits = memCopy(m, c.rlimits)
+	n.workdir = m.cstr(c.workdir)
+	n.dot = m.cstr(c.dot)
+	n.path = m.cstr(c.path)
+	n.argv = m.cstrv(c.argv)
+	n.envv = m.cstrv(c.envv)
+	n.ignored = memCopy(m, c.ignored)
+	n.scrub = memCopy(m, c.scrub)
+	n.fileName = m.cstr(c.fileName)
+	n.blob = memMake[byte](m, len(c.blob))
+	n.argvRaw = memMake[uintptr](m, len(c.argvRaw))
+	n.envvRaw = memMake[uintptr](m, len(c.envvRaw))
+	n.filter = nil
+	if c.filter != nil {
+		f := (*sockFprog)(m.alloc(int(unsafe.Sizeof(*c.filter)), int(unsafe.Alignof(*c.filter))))
+		prog := memCopy(m, unsafe.Slice(c.filter.filter, c.filter.len))
+		if !sizing {
+			*f = sockFprog{len: c.filter.len, filter: &prog[0]}
+			n.filter = f
+		}
+	}
+	n.cmsg = memCopy(m, c.cmsg)
+	if !sizing && c.msg.Iov != nil {
+		n.iov.Base = &n.iobuf[0]
+		n.msg.Iov = &n.iov
+		n.msg.Control = &n.cmsg[0]
+	}
+	return n
+}
+
+// inheritMemory sets whether a clone copies the mappings from heapLo to
+// noForkHi (MADV_DOFORK) or leaves them out of the child (MADV_DONTFORK),
+// mem excepted. madvise walks every mapping in the range and reports
+// ENOMEM for the gaps between them.
+//
+// The calling thread's own TLS area stays inherited, 64 KB on either side
+// of its thread pointer: in a program linked with the C library, that
+// holds the thread's restartable-sequence area, which the kernel writes
+// on every return to user space of a process that inherited it (rseq(2)),
+// the init's first one included. The caller keeps to its thread meanwhile.
+func inheritMemory(inherit bool, mem []byte) {
+	advice := uintptr(syscall.MADV_DONTFORK)
+	if inherit {
+		advice = syscall.MADV_DOFORK
+	}
+	syscall.RawSyscall(syscall.SYS_MADVISE, heapLo, noForkHi()-heapLo, advice)
+	if inherit {
+		return
+	}
+	syscall.RawSyscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), syscall.MADV_DOFORK)
+	const archGetFS, around = 0x1003, 64 << 10
+	var fs uintptr
+	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archGetFS, uintptr(unsafe.Pointer(&fs)), 0); e == 0 && fs > around {
+		syscall.RawSyscall(syscall.SYS_MADVISE, (fs-around)&^0xfff, 2*around, syscall.MADV_DOFORK)
+	}
+}

@@ -1,0 +1,190 @@
+package jail
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/policy"
+)
+
+// The init's copy of its plan points nowhere but into its childMem (and at
+// the argv and environment areas it blanks): the init does not have the Go
+// heap, and a field added to childPlan without a copy in into would make
+// every jail's init fault. Both plans: a one-shot run's, with a submitted
+// file, and a prepared jail's.
+func TestChildPlanCopy(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
+			p, err := policy.Preset("python")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &supervisor{p: &p, in: Input{Code: []byte("print(1)\n")}, log: func(string, ...any) {},
+				enforced: map[string]string{}, prepared: prepared}
+			defer s.closeAll()
+			if s.plan, err = s.prepare(); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, _, err = s.pipes(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err = s.filter(); err != nil {
+				t.Fatal(err)
+			}
+			c := s.plan
+			var sizing childMem
+			c.into(&sizing)
+			m, err := newChildMem(sizing.off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.free()
+			cp := c.into(m)
+
+			lo := uintptr(unsafe.Pointer(&m.mem[0]))
+			hi := lo + uintptr(len(m.mem))
+			allowed := func(p uintptr) bool {
+				if p >= lo && p < hi {
+					return true
+				}
+				for _, b := range c.scrub {
+					if b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b))); p >= b0 && p < b0+uintptr(len(b)) {
+						return true
+					}
+				}
+				return false
+			}
+			var walk func(path string, v reflect.Value)
+			walk = func(path string, v reflect.Value) {
+				switch v.Kind() {
+				case reflect.Pointer, reflect.UnsafePointer:
+					if v.IsNil() {
+						return
+					}
+					if !allowed(v.Pointer()) {
+						t.Errorf("%s points outside the init's memory: %#x", path, v.Pointer())
+						return
+					}
+					if v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct {
+						walk(path+".*", v.Elem())
+					}
+				case reflect.Slice:
+					if v.Pointer() != 0 && !allowed(v.Pointer()) {
+						t.Errorf("%s's array is outside the init's memory: %#x", path, v.Pointer())
+						return
+					}
+					for i := 0; i < v.Len(); i++ {
+						walk(fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+					}
+				case reflect.String:
+					if v.Len() > 0 {
+						t.Errorf("%s is a string (%q): its bytes are on the heap", path, v.String())
+					}
+				case reflect.Struct:
+					for i := 0; i < v.NumField(); i++ {
+						walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+					}
+				case reflect.Array:
+					for i := 0; i < v.Len(); i++ {
+						walk(fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+					}
+				}
+			}
+			walk("plan", reflect.ValueOf(cp).Elem())
+
+			// The same plan: every C string, operation and buffer as made.
+			if gostr(cp.path) != gostr(c.path) || gostr(cp.workdir) != gostr(c.workdir) || len(cp.argv) != len(c.argv) ||
+				len(cp.envv) != len(c.envv) || len(cp.ops) != len(c.ops) || len(cp.blob) != len(c.blob) ||
+				len(cp.argvRaw) != len(c.argvRaw) || cp.filter == nil || cp.filter.len != c.filter.len || cp.msg.Iov != &cp.iov {
+				t.Fatalf("the copy differs from the plan")
+			}
+			for i := range c.argv[:len(c.argv)-1] {
+				if gostr(cp.argv[i]) != gostr(c.argv[i]) {
+					t.Fatalf("argv[%d] = %q, want %q", i, gostr(cp.argv[i]), gostr(c.argv[i]))
+				}
+			}
+			for i, op := range c.ops {
+				if d := cp.ops[i]; d.kind != op.kind || gostr(d.path) != gostr(op.path) || gostr(d.src) != gostr(op.src) ||
+					string(d.data) != string(op.data) || len(d.opts) != len(op.opts) {
+					t.Fatalf("ops[%d] differs: %+v, want %+v", i, d, op)
+				}
+			}
+			if *cp.filter.filter != *c.filter.filter {
+				t.Fatal("the filter's first instruction differs")
+			}
+		})
+	}
+}
+
+func gostr(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	return unix.BytePtrToString(p)
+}
+
+// The init has none of the Go heap (so no page the supervisor writes is
+// shared with it), nor the runtime's other mappings: what it inherits
+// between heapLo and the vdso is its childMem and the cloning thread's TLS
+// area. And the clone leaves the supervisor's own mappings as they were:
+// none stays marked not to be inherited by a later fork of the caller's.
+func TestInitInheritsNoHeap(t *testing.T) {
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heapObj := new([4096]byte)
+	pj, err := Prepare(context.Background(), &p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pj.Close()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pj.s.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := uintptr(unsafe.Pointer(heapObj))
+	var inherited uintptr
+	for _, line := range strings.Split(strings.TrimSpace(string(maps)), "\n") {
+		var a, b uintptr
+		if _, err := fmt.Sscanf(line, "%x-%x", &a, &b); err != nil {
+			t.Fatalf("maps line %q: %v", line, err)
+		}
+		if obj >= a && obj < b {
+			t.Errorf("the init has the supervisor's heap: %s", line)
+		}
+		if a >= heapLo && b <= noForkHi() {
+			inherited += b - a
+		}
+	}
+	runtime.KeepAlive(heapObj)
+	if inherited > 1<<20 {
+		t.Errorf("the init inherits %d KB between heapLo and the vdso, want its childMem and a TLS area (< 1 MB):\n%s", inherited>>10, maps)
+	}
+
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var cur string
+	for sc.Scan() {
+		line := sc.Text()
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			cur = line // a mapping's first line: its range
+		}
+		if strings.HasPrefix(line, "VmFlags:") && strings.Contains(line+" ", " dc ") && !strings.Contains(cur, "[vvar") {
+			t.Errorf("the supervisor's mapping is left not inheritable: %s (%s)", cur, line)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+#include "textflag.h"
+
+// func clone3Stack(args unsafe.Pointer, size uintptr, fn uintptr, arg unsafe.Pointer, gp uintptr) (pid uintptr, errno syscall.Errno)
+//
+// clone3(args, size) where args gives the child a stack of its own: the
+// child calls fn(arg) there, fn being the entry of a Go function that
+// never returns, with Go's internal ABI (its argument in AX, its goroutine
+// in R14, X15 zero) and gp as its goroutine.
+TEXT ·clone3Stack(SB),NOSPLIT|NOFRAME,$0-56
+	MOVQ	args+0(FP), DI
+	MOVQ	size+8(FP), SI
+	MOVQ	fn+16(FP), R12
+	MOVQ	arg+24(FP), R13
+	MOVQ	gp+32(FP), R15
+	MOVQ	$435, AX	// SYS_clone3
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	child
+	CMPQ	AX, $0xfffffffffffff001
+	JLS	ok
+	MOVQ	$0, pid+40(FP)
+	NEGQ	AX
+	MOVQ	AX, errno+48(FP)
+	RET
+ok:
+	MOVQ	AX, pid+40(FP)
+	MOVQ	$0, errno+48(FP)
+	RET
+child:
+	MOVQ	R15, R14
+	MOVQ	R13, AX
+	XORPS	X15, X15
+	CALL	R12
+	MOVQ	$127, DI
+	MOVQ	$231, AX	// SYS_exit_group
+	SYSCALL
+	JMP	child
