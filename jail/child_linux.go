@@ -9,12 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The child runs between clone and execve inside a copy of this process
-// whose Go runtime must not be touched: no allocation, no locks, no calls
-// but to //go:nosplit functions, no writes of pointers (the rules at the top
-// of Go's syscall/exec_linux.go). So everything it needs is prepared by the
-// supervisor as C strings and plain numbers in a childPlan, and the setup is
-// one function of raw system calls, in order, each step named for errors.
+// The child is a copy of this process without its Go heap or runtime (see
+// childmem_linux.go): it may not allocate, take a lock, call into the
+// runtime or write a pointer the collector watches (the rules at the top of
+// Go's syscall/exec_linux.go, and more). So everything it needs is prepared
+// by the supervisor as C strings and plain numbers in a childPlan, copied
+// into the child's own memory, and the setup is one function of raw system
+// calls, in order, each step named for errors.
 
 //go:linkname runtime_BeforeFork syscall.runtime_BeforeFork
 func runtime_BeforeFork()
@@ -26,7 +27,12 @@ func runtime_AfterFork()
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
 	keepFds   []uintptr // the child's own descriptors, sorted: it closes all others first
-	joinFds   []uintptr // cgroup v1: the tasks files the child writes itself into
+	// Set by the supervisor after the clone, in the init's copy, which it
+	// shares until the release (childMem): the cgroup's v1 tasks files the
+	// init writes itself into, and the rlimits, which depend on whether a
+	// cgroup could be made.
+	join    []*byte
+	joinBuf []byte
 	syncR     int       // read end of the release pipe: the child waits here
 	reportW   int       // write end of the report pipe (close-on-exec)
 	ctlR      int       // read end of the control pipe: a byte or EOF means stop
@@ -137,22 +143,21 @@ type sigaction struct {
 }
 
 // forkChild clones the jail's init into new namespaces, and returns its
-// pid. The init (childInit) never returns: it builds the jail, forks the
+// pid and its copy of the plan, in m, which the caller settles and then
+// frees. The init (childInit) never returns: it builds the jail, forks the
 // program as pid 2, and stays as pid 1 to reap and report. It runs on a
-// stack of its own, with a copy of the plan, in a childMem, and the clone
-// leaves the Go heap out of it (see childmem_linux.go).
-func forkChild(c *childPlan) (int, error) {
+// stack of its own, with its copy of the plan, in a childMem, and the
+// clone leaves the Go heap out of it (see childmem_linux.go).
+func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 	var sizing childMem
 	c.into(&sizing)
-	m, err := newChildMem(sizing.off)
-	if err != nil {
-		return 0, fmt.Errorf("map the jail's init: %w", err)
+	if m, err = newChildMem(sizing.off); err != nil {
+		return 0, nil, nil, fmt.Errorf("map the jail's init: %w", err)
 	}
-	defer m.free()
-	cc := c.into(m)
-	cc.cloneArgs.flags |= unix.CLONE_SETTLS
-	cc.cloneArgs.tls = uint64(m.tls)
-	cc.cloneArgs.stack, cc.cloneArgs.stackSize = m.stack()
+	cp = c.into(m)
+	cp.cloneArgs.flags |= unix.CLONE_SETTLS
+	cp.cloneArgs.tls = uint64(m.tls)
+	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	entry := childInit
 
 	forkMu.Lock()
@@ -161,13 +166,14 @@ func forkChild(c *childPlan) (int, error) {
 	defer runtime.UnlockOSThread()
 	inheritMemory(false, m.mem)
 	runtime_BeforeFork()
-	pid, e1 := clone3Stack(unsafe.Pointer(&cc.cloneArgs), unsafe.Sizeof(cc.cloneArgs), **(**uintptr)(unsafe.Pointer(&entry)), unsafe.Pointer(cc), m.g)
+	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), **(**uintptr)(unsafe.Pointer(&entry)), unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
 	inheritMemory(true, m.mem)
 	if e1 != 0 {
-		return 0, e1
+		m.free()
+		return 0, nil, nil, e1
 	}
-	return int(pid), nil
+	return int(r1), cp, m, nil
 }
 
 // clone3Stack is clone3 with the child on the stack args gives, calling
@@ -217,17 +223,6 @@ func childInit(c *childPlan) {
 	}
 	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, ^uintptr(0), 0)
 
-	// Into the jail's cgroup before anything else (v1; on v2 clone3 put us
-	// there): "0", this process, to each hierarchy's tasks file.
-	step = stepJoinCgroup
-	for i = range c.joinFds {
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, c.joinFds[i], uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
-			goto failOp
-		}
-		syscall.RawSyscall(syscall.SYS_CLOSE, c.joinFds[i], 0, 0)
-	}
-	i = 0
-
 	// The other namespaces, the network one the costliest (every protocol
 	// sets up its state), are made here while the supervisor writes our
 	// maps, on the other core: only the user and pid namespaces must exist
@@ -250,8 +245,9 @@ func childInit(c *childPlan) {
 		}
 	}
 
-	// Wait until the supervisor has written our uid/gid maps and put us in
-	// our cgroup: nothing of the jail runs before it is in its limits.
+	// Wait until the supervisor has written our uid/gid maps, made our
+	// cgroup and completed our plan (settle): nothing of the jail runs
+	// before it is in its limits.
 	mark(c, stepUnshare)
 	step = stepRelease
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
@@ -260,6 +256,22 @@ func childInit(c *childPlan) {
 	}
 	mark(c, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
+
+	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
+	// us there): "0", this process, to each hierarchy's tasks file, which
+	// the supervisor made meanwhile (the host's are still our mounts).
+	step = stepJoinCgroup
+	for i = range c.join {
+		fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(c.join[i])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+		if e1 != 0 {
+			goto failOp
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
+			goto failOp
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	i = 0
 
 	// Our cgroup namespace is rooted where the supervisor has just put us,
 	// so that the jail sees its own cgroup as "/".

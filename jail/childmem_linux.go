@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -66,8 +68,11 @@ var noForkHi = sync.OnceValue(func() uintptr {
 // shared by every goroutine, and is set only for the length of one clone.
 var forkMu sync.Mutex
 
-// childMem is the init's stack and a copy of its plan, in one private
-// anonymous mapping with a guard page below the stack.
+// childMem is the init's stack and a copy of its plan, in one shared
+// anonymous mapping with a guard page below the stack: the supervisor
+// completes the plan after the clone (settle), before it releases the
+// init, and then unmaps its view. It never reads it again: the init is
+// the jail's.
 type childMem struct {
 	mem    []byte // nil while sizing: alloc then only counts
 	off    int
@@ -79,7 +84,7 @@ type childMem struct {
 func newChildMem(size int) (*childMem, error) {
 	page := syscall.Getpagesize()
 	n := page + childStack + (fakeGSize+tlsSize+64+size+page-1)&^(page-1)
-	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +196,8 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	}
 	*n = *c
 	n.keepFds = memCopy(m, c.keepFds)
-	n.joinFds = memCopy(m, c.joinFds)
+	n.join = memMake[*byte](m, maxJoin)[:0]
+	n.joinBuf = memMake[byte](m, joinBufSize)
 	n.attachAt = m.cstr(c.attachAt)
 	n.rootOpts = m.fsOpts(c.rootOpts)
 	n.ops = memCopy(m, c.ops)
@@ -204,7 +210,7 @@ func (c *childPlan) into(m *childMem) *childPlan {
 		}
 	}
 	n.hostname = memCopy(m, c.hostname)
-	n.rlimits = memCopy(m, c.rlimits)
+	n.rlimits = memMake[rlimit](m, maxRlimits)[:0] // settle's
 	n.workdir = m.cstr(c.workdir)
 	n.dot = m.cstr(c.dot)
 	n.path = m.cstr(c.path)
@@ -232,6 +238,35 @@ func (c *childPlan) into(m *childMem) *childPlan {
 		n.msg.Control = &n.cmsg[0]
 	}
 	return n
+}
+
+// The room kept in the init's plan for what settle writes.
+const (
+	maxJoin     = 8 // v1 hierarchies
+	joinBufSize = 4096
+	maxRlimits  = 16
+)
+
+// settle writes into the init's plan, before its release, what the
+// supervisor learns after the clone: the v1 tasks files it writes itself
+// into, and the rlimits (which depend on whether a cgroup could be made).
+func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit) error {
+	if len(join) > maxJoin || len(rlimits) > maxRlimits {
+		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", len(join), len(rlimits), maxJoin, maxRlimits)
+	}
+	off := 0
+	for _, p := range join {
+		if off+len(p)+1 > len(c.joinBuf) || strings.IndexByte(p, 0) >= 0 {
+			return fmt.Errorf("cgroup tasks file %q: too long for the jail's plan", p)
+		}
+		copy(c.joinBuf[off:], p)
+		c.joinBuf[off+len(p)] = 0
+		c.join = append(c.join, &c.joinBuf[off])
+		off += len(p) + 1
+	}
+	c.rlimits = append(c.rlimits[:0], rlimits...)
+	c.nofile = nofile
+	return nil
 }
 
 // inheritMemory sets whether a clone copies the mappings from heapLo to

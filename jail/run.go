@@ -89,7 +89,6 @@ type supervisor struct {
 	prog      []unix.SockFilter // the seccomp filter the plan points to
 	fds       []int             // to close when the run ends
 	cg        limits.Cgroup     // nil when no cgroup could be used
-	inCgroup  bool              // the child was cloned inside its cgroup
 	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
 	prepared  bool              // a jail made ahead of its program (Prepare)
 	goW       int               // prepared: the pipe that brings the program
@@ -153,8 +152,15 @@ func (s *supervisor) start() (jailFds, error) {
 		return none, err
 	}
 
-	if err := s.cgroup(); err != nil {
-		return none, err
+	// On cgroup v2 the child is cloned into its cgroup, which must exist
+	// first. On v1 the cgroup is made after the clone, while the child
+	// makes its namespaces (the network one takes longest), and the child
+	// writes itself into it once released.
+	early := limits.Unified()
+	if early {
+		if err := s.cgroup(); err != nil {
+			return none, err
+		}
 	}
 	notifyR, err := s.filter()
 	if err != nil {
@@ -174,19 +180,6 @@ func (s *supervisor) start() (jailFds, error) {
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		plan.keepFds = append(plan.keepFds, uintptr(fd))
 	}
-	plan.joinFds = nil
-	if s.cg != nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
-		fds, paths, err := s.cg.JoinFds()
-		s.joinPaths = paths
-		if err != nil {
-			return none, fmt.Errorf("join the cgroup: %w", err)
-		}
-		for _, fd := range fds {
-			plan.joinFds = append(plan.joinFds, uintptr(s.keep(fd)))
-		}
-		plan.keepFds = append(plan.keepFds, plan.joinFds...)
-	}
-	s.inCgroup = s.cg != nil && (plan.joinFds != nil || plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP != 0)
 	if s.prepared {
 		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
 	}
@@ -196,17 +189,15 @@ func (s *supervisor) start() (jailFds, error) {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	s.monoFork = time.Duration(ts.Nano())
-	pid, err := s.fork()
+	pid, cp, mem, err := s.fork()
 	if err != nil {
 		return none, err
 	}
+	defer mem.free()
 	s.pid = pid
 	// The child's ends belong to it now.
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
 		s.closeFd(fd)
-	}
-	for _, fd := range plan.joinFds {
-		s.closeFd(int(fd))
 	}
 	// A failure from here on may follow from the child's own (it makes its
 	// namespaces meanwhile, and a dead child's maps cannot be written): the
@@ -222,7 +213,18 @@ func (s *supervisor) start() (jailFds, error) {
 		}
 		return none, err
 	}
-	if s.cg != nil && !s.inCgroup {
+	if !early {
+		if err := s.cgroup(); err != nil {
+			return fail(err)
+		}
+		if s.cg != nil {
+			s.joinPaths = s.cg.TaskFiles()
+		}
+	}
+	if err := cp.settle(s.joinPaths, plan.rlimits, plan.nofile); err != nil {
+		return fail(err)
+	}
+	if s.cg != nil && s.joinPaths == nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
 		if err := s.cg.Enter(pid); err != nil {
 			return fail(fmt.Errorf("put the jail in its cgroup: %w", err))
 		}
@@ -244,14 +246,13 @@ func (s *supervisor) start() (jailFds, error) {
 }
 
 // fork clones the jail's init: on cgroup v2 straight into its cgroup
-// (CLONE_INTO_CGROUP), on v1 the init writes itself into it (joinFds) as
-// its first step.
-func (s *supervisor) fork() (int, error) {
-	pid, err := forkChild(s.plan)
+// (CLONE_INTO_CGROUP), on v1 the init writes itself into it once released.
+func (s *supervisor) fork() (int, *childPlan, *childMem, error) {
+	pid, cp, mem, err := forkChild(s.plan)
 	if errno, ok := err.(syscall.Errno); ok {
-		return 0, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
+		return 0, nil, nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 	}
-	return pid, err
+	return pid, cp, mem, err
 }
 
 // prepare turns the policy and input into the child's plan.

@@ -26,14 +26,12 @@ type Cgroup interface {
 	IntoFd() int
 	// Enter moves pid into the cgroup, before it runs anything of the jail.
 	Enter(pid int) error
-	// JoinFds are descriptors of the cgroup's tasks files, one per v1
-	// hierarchy, to which the child writes "0", itself, as its first step:
-	// a process moving itself (one thread) takes no global lock, while
-	// moving another takes the threadgroup lock, whose first writer waits
-	// for an RCU grace period (5-30 ms measured here; Linux 5.19). Nil: use
-	// IntoFd or Enter. The caller closes them. paths name the files, in the
-	// same order, for messages.
-	JoinFds() (fds []int, paths []string, err error)
+	// TaskFiles are the cgroup's tasks files, one per v1 hierarchy, to
+	// which the child writes "0", itself: a process moving itself (one
+	// thread) takes no global lock, while moving another takes the
+	// threadgroup lock, whose first writer waits for an RCU grace period
+	// (5-30 ms measured here; Linux 5.19). Nil: use IntoFd or Enter.
+	TaskFiles() []string
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)
 	// Usage reads the figures of the finished run: CPU time and peak
@@ -88,24 +86,45 @@ func mkdirFailed(dir string, err error, hint string) error {
 // cgroup this process may create (rootless without delegation): the caller
 // falls back to rlimits and says so.
 func New(spec Spec) (Cgroup, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
-		return nil, &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
+	mount, err := unified()
+	if err != nil {
+		return nil, err
 	}
 	name := runName()
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, &ErrNoCgroup{fmt.Sprintf("read /proc/self/cgroup: %v", err)}
 	}
+	if mount != "" {
+		return newV2(mount, own, name, spec)
+	}
+	return newV1(own, name, spec)
+}
+
+// Unified reports whether New would use cgroup v2, whose cgroup a child
+// can be cloned straight into (Cgroup.IntoFd): only then need it exist
+// before the clone.
+func Unified() bool {
+	mount, err := unified()
+	return err == nil && mount != ""
+}
+
+// unified is where cgroup v2 is mounted when it holds the controllers, ""
+// for cgroup v1.
+func unified() (string, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
+		return "", &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
+	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return newV2("/sys/fs/cgroup", own, name, spec)
+		return "/sys/fs/cgroup", nil
 	}
 	// v1, or hybrid: v2 at /sys/fs/cgroup/unified is used when it holds the
 	// controllers (a v1 hierarchy that claims a controller takes it away).
 	if hasControllers("/sys/fs/cgroup/unified", "memory", "pids") {
-		return newV2("/sys/fs/cgroup/unified", own, name, spec)
+		return "/sys/fs/cgroup/unified", nil
 	}
-	return newV1(own, name, spec)
+	return "", nil
 }
 
 // runName names a run's cgroup after the supervisor's pid, so that a later

@@ -130,27 +130,17 @@ func (c *v1) set(spec Spec) error {
 	return nil
 }
 
-// JoinFds opens each hierarchy's tasks file for writing. The kernel checks
-// a write against the credentials of the file's opener, this process.
-func (c *v1) JoinFds() ([]int, []string, error) {
-	var fds []int
+// TaskFiles are each hierarchy's tasks file. The kernel checks a write
+// against the credentials of the file's opener: the child, as the root of
+// its user namespace, which is this process's user on the host.
+func (c *v1) TaskFiles() []string {
 	var paths []string
 	for _, ctrl := range v1Controllers {
-		dir, ok := c.dirs[ctrl]
-		if !ok {
-			continue
+		if dir, ok := c.dirs[ctrl]; ok {
+			paths = append(paths, filepath.Join(dir, "tasks"))
 		}
-		path := filepath.Join(dir, "tasks")
-		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			for _, f := range fds {
-				unix.Close(f)
-			}
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		fds, paths = append(fds, fd), append(paths, path)
 	}
-	return fds, paths, nil
+	return paths
 }
 
 // MemoryCap reads hierarchical_memory_limit, the least limit of the

@@ -96,8 +96,8 @@ func (c *v2) set(spec Spec) error {
 	return nil
 }
 
-// JoinFds is not needed on v2: the child is cloned into the cgroup.
-func (c *v2) JoinFds() ([]int, []string, error) { return nil, nil, nil }
+// TaskFiles are not needed on v2: the child is cloned into the cgroup.
+func (c *v2) TaskFiles() []string { return nil }
 
 func (c *v2) Mechanism() string { return "cgroup-v2" }
 func (c *v2) IntoFd() int       { return c.fd }
