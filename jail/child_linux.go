@@ -33,11 +33,12 @@ type childPlan struct {
 	// cgroup could be made.
 	join    []*byte
 	joinBuf []byte
-	syncR     int       // read end of the release pipe: the child waits here
-	reportW   int       // write end of the report pipe (close-on-exec)
-	ctlR      int       // read end of the control pipe: a byte or EOF means stop
-	ctlW      int       // its write end, the supervisor's
-	stdio     [3]int    // the program's stdin, stdout, stderr
+
+	syncR   int    // read end of the release pipe: the child waits here
+	reportW int    // write end of the report pipe (close-on-exec)
+	ctlR    int    // read end of the control pipe: a byte or EOF means stop
+	ctlW    int    // its write end, the supervisor's
+	stdio   [3]int // the program's stdin, stdout, stderr
 
 	uid, gid    uintptr // the program's user and group inside the jail
 	clearGroups bool    // drop supplementary groups (possible when started as root)
