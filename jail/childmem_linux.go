@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,28 +41,35 @@ const (
 )
 
 // The mappings the init does not inherit: those from heapLo up to just
-// below the vdso. Go's heap arenas are within the low 2^46 bytes on
-// linux/amd64 (randomised since Go 1.26) and above the binary's segments
-// (which a static binary maps at 4 MB); the runtime's other mappings are
-// placed top-down below the vdso. The init keeps the binary, its childMem
-// (made forkable again), and what lies from the vdso's data up: the stack
-// of the process's main thread, where its argv and environment are
-// (scrub). The vdso's data pages, just below the vdso (24 KB on Linux
-// 6.18), are left as they are: their no-fork mark cannot be undone.
+// below the vdso or the process's argv, whichever is lower. Go's heap
+// arenas are within the low 2^46 bytes on linux/amd64 (randomised since Go
+// 1.26) and above the binary's segments (which a static binary maps at
+// 4 MB); the runtime's other mappings are placed top-down below the vdso,
+// which Linux 6.x places below the main thread's stack (before 6.4 it was
+// above). The init keeps the binary, its childMem (made forkable again),
+// the vdso's data pages (their no-fork mark could not be undone: 24 KB on
+// Linux 6.18), and the top of the stack, where the argv and environment
+// are (scrub).
 const heapLo = 1 << 30
 
-// noForkHi is the end of the range: 64 KB below the vdso, from the
-// auxiliary vector, else the end of the heap's.
+// noForkHi is the end of the range: 64 KB below the vdso (from the
+// auxiliary vector) or the page of argv[0], else the end of the heap's.
 var noForkHi = sync.OnceValue(func() uintptr {
 	const atSysinfoEhdr, vdsoData = 33, 64 << 10
+	hi := uintptr(1 << 46)
 	if auxv, err := unix.Auxv(); err == nil {
 		for _, kv := range auxv {
 			if kv[0] == atSysinfoEhdr && kv[1] > heapLo+vdsoData {
-				return kv[1] - vdsoData
+				hi = kv[1] - vdsoData
 			}
 		}
 	}
-	return 1 << 46
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		if argv := uintptr(unsafe.Pointer(unsafe.StringData(os.Args[0]))) &^ 0xfff; argv > heapLo && argv < hi {
+			hi = argv
+		}
+	}
+	return hi
 })
 
 // forkMu serialises clones: MADV_DONTFORK is a property of the mappings,
