@@ -100,6 +100,7 @@ type supervisor struct {
 	reaped    bool          // the init has been waited for
 	debug     bool          // --debug: the child reports its steps
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
+	np        netPoll       // waits on the jail's descriptors
 	program   string        // prepared: the program, once known
 
 	mu          sync.Mutex
@@ -434,6 +435,7 @@ func (s *supervisor) closeAll() {
 		}
 	}
 	s.fds = nil
+	s.np.close()
 	if s.pidfd > 0 {
 		syscall.Close(int(s.pidfd))
 	}

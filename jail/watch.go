@@ -154,7 +154,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			t := unix.NsecToTimespec(wake.Sub(now).Nanoseconds())
 			ts = &t
 		}
-		if _, err := unix.Ppoll(pfd[:], ts, nil); err != nil && err != unix.EINTR {
+		if err := s.np.poll(pfd[:], ts); err != nil && err != unix.EINTR {
 			s.log("ppoll: %v", err)
 			s.kill(killContext)
 			break
@@ -400,6 +400,12 @@ func finalReport(reps []report) *report {
 func (s *supervisor) waitInit(ws *syscall.WaitStatus, ru *syscall.Rusage) {
 	if s.reaped {
 		return
+	}
+	if s.pidfd > 0 {
+		// Until it has exited, without a thread blocked in wait4 (netPoll).
+		pfd := [1]unix.PollFd{{Fd: s.pidfd, Events: unix.POLLIN}}
+		for pfd[0].Revents == 0 && s.np.poll(pfd[:], nil) == nil {
+		}
 	}
 	for {
 		if _, err := syscall.Wait4(s.pid, ws, 0, ru); err != syscall.EINTR {
