@@ -257,8 +257,9 @@ const (
 
 // settle writes into the init's plan, before its release, what the
 // supervisor learns after the clone: the v1 tasks files it writes itself
-// into, and the rlimits (which depend on whether a cgroup could be made).
-func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit) error {
+// into, the rlimits (which depend on whether a cgroup could be made), and
+// whether the filter can be loaded early (which depends on the rlimits).
+func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
 	if len(join) > maxJoin || len(rlimits) > maxRlimits {
 		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", len(join), len(rlimits), maxJoin, maxRlimits)
 	}
@@ -274,6 +275,7 @@ func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit) error
 	}
 	c.rlimits = append(c.rlimits[:0], rlimits...)
 	c.nofile = nofile
+	c.earlyFilter = earlyFilter
 	return nil
 }
 

@@ -167,9 +167,6 @@ func (s *supervisor) start() (jailFds, error) {
 	if err != nil {
 		return none, err
 	}
-	if plan.earlyFilter = s.filterEarly(); plan.earlyFilter {
-		s.log("seccomp: loaded ahead of the request (the filter allows every call of the jail's last steps)")
-	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
 	if s.cg != nil && s.cg.IntoFd() >= 0 {
 		// The child starts inside its cgroup (Linux 5.7).
@@ -222,7 +219,12 @@ func (s *supervisor) start() (jailFds, error) {
 			s.joinPaths = s.cg.TaskFiles()
 		}
 	}
-	if err := cp.settle(s.joinPaths, plan.rlimits, plan.nofile); err != nil {
+	// Whether the filter allows every call of pid 2's last steps depends on
+	// the rlimits, known now.
+	if plan.earlyFilter = s.filterEarly(); plan.earlyFilter {
+		s.log("seccomp: loaded ahead of the request (the filter allows every call of the jail's last steps)")
+	}
+	if err := cp.settle(s.joinPaths, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
 		return fail(err)
 	}
 	if s.cg != nil && s.joinPaths == nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {

@@ -253,3 +253,34 @@ func TestBatchProgramChecks(t *testing.T) {
 	stdin.Close()
 	cmd.Wait()
 }
+
+// A prepared jail loads its filter ahead of the request only when the
+// filter allows pid 2's last steps, the rlimits it sets included, which are
+// known only once its cgroup is made (after the clone on cgroup v1). A
+// policy that refuses prlimit64 for the file-size limit must get its
+// filter loaded late, and its runs must work.
+func TestBatchFilterRefusesAnRlimit(t *testing.T) {
+	pol := writeFile(t, tempDir(t), "rl.toml", `base = "exec"
+[[seccomp.rules]]
+syscalls = ["prlimit64"]
+action = "errno"
+errno = "EPERM"
+args = [{index = 1, op = "==", value = 1}]
+`, 0o644) // RLIMIT_FSIZE
+	cmd, stdin, out := startBatch(t, "--policy", pol)
+	for i := 0; i < 2; i++ {
+		fmt.Fprintln(stdin, `{"program": "/bin/true"}`)
+		if !out.Scan() {
+			t.Fatalf("request %d: no result", i+1)
+		}
+		var r jail.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != jail.StatusOK {
+			t.Fatalf("request %d: %s %q, want ok", i+1, r.Status, r.Error)
+		}
+	}
+	stdin.Close()
+	cmd.Wait()
+}
