@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -92,6 +93,21 @@ type childPlan struct {
 	cmsgFd     int
 
 	vars initVars // the init's own variables (childInit)
+
+	// pid 2 is cloned (clone3Stack) onto a stack of its own in childMem,
+	// sharing the init's memory: prog is childProgram's entry, gp the g.
+	pid2Args  cloneArgs
+	prog, gp  uintptr
+	procFd    uintptr // the host's /proc (O_PATH), for pid 2's oom_score_adj
+	goAhead   uint32  // futex: the init has built the root, pid 2 may finish
+	pid2Marks markBuf
+}
+
+// markBuf is what mark writes and sends, one per process (the init and pid
+// 2 run at the same time, in the same memory).
+type markBuf struct {
+	rep report
+	ts  unix.Timespec
 }
 
 // initVars are the init's variables too large for its frame.
@@ -102,9 +118,7 @@ type initVars struct {
 	ru     unix.Rusage
 	keep   [3]uintptr // the init's descriptors
 	sigbuf [128]byte
-
-	mark     report // mark's
-	markTime unix.Timespec
+	marks  markBuf
 }
 
 // cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
@@ -159,7 +173,10 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 	cp.cloneArgs.flags |= unix.CLONE_SETTLS
 	cp.cloneArgs.tls = uint64(m.tls)
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
-	entry := childInit
+	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
+	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
+	entry, prog := childInit, childProgram
+	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
 
 	forkMu.Lock()
 	defer forkMu.Unlock()
@@ -199,6 +216,7 @@ func childInit(c *childPlan) {
 		step   Step
 		op     *mountOp
 		sfd    uintptr // the signalfd of SIGCHLD
+		pid2   uintptr // the program's process
 		v      = &c.vars
 	)
 
@@ -249,13 +267,13 @@ func childInit(c *childPlan) {
 	// Wait until the supervisor has written our uid/gid maps, made our
 	// cgroup and completed our plan (settle): nothing of the jail runs
 	// before it is in its limits.
-	mark(c, stepUnshare)
+	mark(c, &v.marks, stepUnshare)
 	step = stepRelease
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
 	if e1 != 0 || r1 != 1 || b[0] != 'r' {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
 	}
-	mark(c, stepRelease)
+	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
 
 	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
@@ -305,6 +323,23 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_UMASK, 0, 0, 0) // modes below are meant as written
+
+	// The program's process, pid 2, starts now, on a stack of its own in
+	// this process's memory (not a copy: nothing of it is copied for the
+	// program, and its execve has nothing to tear down), while this process
+	// builds the root: it drops what the program must not have, then waits
+	// for the root (goAhead) and moves into it. It is this process's user
+	// already; it has its own descriptors and signal handlers.
+	step = stepFork
+	if c.procFd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&procDir[0])),
+		unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
+	if e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, c.procFd, 0, 0)
 
 	// No mount event of ours may propagate back to the host.
 	step = stepMountPrivate
@@ -457,7 +492,7 @@ func childInit(c *childPlan) {
 
 	// Enter the root and detach the host's: pivot_root(".", ".") stacks the
 	// old root on the new one, and the lazy unmount removes it (pivot_root(2)).
-	mark(c, stepMoveMount)
+	mark(c, &v.marks, stepMoveMount)
 	step = stepPivotRoot
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
 		goto fail
@@ -481,20 +516,6 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 
-	// The program's stdio, and every other descriptor marked close-on-exec,
-	// those leaked by our own caller included (runc CVE-2024-21626).
-	step = stepStdio
-	for i = 0; i < 3; i++ {
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(c.stdio[i]), uintptr(i), 0); e1 != 0 {
-			goto fail
-		}
-	}
-	i = 0
-	step = stepCloseFds
-	if _, _, e1 = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC); e1 != 0 {
-		goto fail
-	}
-
 	// The program runs as pid 2; this process stays as pid 1 to reap.
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigBlock, uintptr(unsafe.Pointer(&chldMask)), 0, 8, 0, 0)
@@ -513,12 +534,10 @@ func childInit(c *childPlan) {
 		}
 	}
 	i = 0
-	mark(c, stepCloseFds)
-	step = stepFork
-	r1, e1 = spawnProgram(c)
-	if e1 != 0 {
-		goto fail
-	}
+	mark(c, &v.marks, stepCloseFds)
+	// The root is built: pid 2 may enter it.
+	atomic.StoreUint32(&c.goAhead, 1)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWakePrivate, 1, 0, 0, 0)
 	{
 		// ---- pid 1: v.keep only the report and control pipes, reap every
 		// child as it ends, and when the program ends or the supervisor says
@@ -563,7 +582,7 @@ func childInit(c *childPlan) {
 				if e2 != 0 || r2 == 0 {
 					break
 				}
-				if r2 == r1 {
+				if r2 == pid2 {
 					v.rep.Status = ws
 					break wait
 				}
@@ -580,7 +599,7 @@ func childInit(c *childPlan) {
 				}
 			}
 		}
-		mark(c, stepReaped)
+		mark(c, &v.marks, stepReaped)
 		// Every process of the jail is reaped: their usage, for the report.
 		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&v.ru)), 0) // RUSAGE_CHILDREN
 		v.rep.UtimeUs = uint64(v.ru.Utime.Sec)*1e6 + uint64(v.ru.Utime.Usec)
@@ -607,32 +626,11 @@ failOp:
 	}
 }
 
-// spawnProgram starts the program as pid 2 with vfork semantics: the child
-// shares this process's memory and runs on its stack while this process
-// waits, until its execve (or its exit). So nothing of the Go process is
-// copied for the program (the jail's init is itself such a copy), and the
-// program's execve has no copy to tear down. The child leaves this frame
-// for childProgram's, below it; the parent, once resumed, reads only the
-// results that rawVfork writes after the child is gone (the reason for the
-// assembly, as in Go's syscall.rawVforkSyscall).
-//
-//go:nosplit
-//go:norace
-func spawnProgram(c *childPlan) (pid uintptr, errno syscall.Errno) {
-	pid, errno = rawVfork()
-	if pid == 0 && errno == 0 {
-		childProgram(c)
-	}
-	return pid, errno
-}
-
-// rawVfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD), in vfork_amd64.s.
-func rawVfork() (pid uintptr, errno syscall.Errno)
-
 // childProgram is pid 2: the program, the leader of a session of its own.
-// It never returns: it execs, or reports its failed step and exits.
+// It runs from its first instruction on its own stack, beside the init
+// (childInit), and never returns: it execs, or reports its failed step and
+// exits.
 //
-//go:nosplit
 //go:norace
 func childProgram(c *childPlan) {
 	var (
@@ -668,14 +666,17 @@ func childProgram(c *childPlan) {
 	// The OOM killer's first choice: any process of the program before the
 	// init, whose death would leave the run without its report. The file
 	// belongs to this process's user only while it is dumpable; dumpable is
-	// a property of the memory, which this vfork child shares with the
-	// init, so it is cleared again at once (execve sets it for the program).
+	// a property of the memory, which this process shares with the init,
+	// so it is cleared again at once (execve sets it for the program). The
+	// host's /proc, opened by the init: what /proc names changes as the
+	// init builds the root meanwhile.
 	step = stepOOMScore
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0); e1 != 0 {
 		goto fail
 	}
-	fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, c.procFd, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, c.procFd, 0, 0)
 	if e1 != 0 {
 		goto fail
 	}
@@ -706,16 +707,49 @@ func childProgram(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
-	// A prepared jail (Prepare) waits here, everything in place (the filter
-	// too when it allows what follows), until its program is known: it
-	// says it is ready, then reads the submitted file, which it writes into
-	// the work directory itself, and the command (readCommand). The init
-	// waits meanwhile (vfork).
+	// A one-shot run's limits now; a prepared jail's once the submitted file
+	// is written (the file size limit is the program's, not the
+	// submission's).
+	if !c.prepared {
+		if step, i, e1 = setLimits(c); e1 != 0 {
+			goto failOp
+		}
+	}
+	// The filter now, while the init builds the root, when it allows every
+	// call that follows (filterEarly).
 	if c.earlyFilter {
 		if step, e1 = loadFilter(c); e1 != 0 {
 			goto fail
 		}
 	}
+
+	// The root is built when goAhead is set: pid 2 moves into it (pivot_root
+	// moved this process's root there too, but not its working directory).
+	for atomic.LoadUint32(&c.goAhead) == 0 {
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWaitPrivate, 0, 0, 0, 0)
+	}
+	step = stepChdir
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(c.workdir)), 0, 0); e1 != 0 {
+		goto fail
+	}
+	// The program's stdio, and every other descriptor marked close-on-exec,
+	// those leaked by our own caller included (runc CVE-2024-21626).
+	step = stepStdio
+	for i = 0; i < 3; i++ {
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(c.stdio[i]), uintptr(i), 0); e1 != 0 {
+			goto failOp
+		}
+	}
+	i = 0
+	step = stepCloseFds
+	if _, _, e1 = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC); e1 != 0 {
+		goto fail
+	}
+
+	// A prepared jail (Prepare) waits here, everything in place (the filter
+	// too when it allows what follows), until its program is known: it
+	// says it is ready, then reads the submitted file, which it writes into
+	// the work directory itself, and the command (readCommand).
 	if c.prepared {
 		rep = report{Kind: reportReady}
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
@@ -723,24 +757,10 @@ func childProgram(c *childPlan) {
 		if e1 = readCommand(c); e1 != 0 {
 			goto fail
 		}
-	}
-	step = stepNofile
-	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-
-	// Resource limits, on the program and all it starts, not on the init
-	// (the program could otherwise get the init killed by its own limits),
-	// and after a prepared jail has written the submitted file (the file
-	// size limit is the program's, not the submission's).
-	step = stepRlimit
-	for i = range c.rlimits {
-		if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
-			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
+		if step, i, e1 = setLimits(c); e1 != 0 {
 			goto failOp
 		}
 	}
-	i = 0
 
 	// An empty signal mask for the program (execve keeps the mask). No one
 	// signals this process before execve: it has no terminal, and the
@@ -753,7 +773,7 @@ func childProgram(c *childPlan) {
 			goto fail
 		}
 	}
-	mark(c, stepSeccomp)
+	mark(c, &c.pid2Marks, stepSeccomp)
 	step = stepExec
 	if c.prepared {
 		_, _, e1 = syscall.RawSyscall(syscall.SYS_EXECVE, c.argvRaw[0], uintptr(unsafe.Pointer(&c.argvRaw[0])), uintptr(unsafe.Pointer(&c.envvRaw[0])))
@@ -768,6 +788,26 @@ failOp:
 	for {
 		failExit(c, step, i, e1)
 	}
+}
+
+// setLimits sets RLIMIT_NOFILE, then the rlimits, on the program and all
+// it starts, not on the init (the program could otherwise get the init
+// killed by its own limits). It returns the failed step and the index of
+// the rlimit.
+//
+//go:nosplit
+//go:norace
+func setLimits(c *childPlan) (Step, int, syscall.Errno) {
+	if _, _, e1 := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
+		return stepNofile, 0, e1
+	}
+	for i := range c.rlimits {
+		if _, _, e1 := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.rlimits[i].resource,
+			uintptr(unsafe.Pointer(&c.rlimits[i].cur)), 0, 0, 0); e1 != 0 {
+			return stepRlimit, i, e1
+		}
+	}
+	return stepRlimit, 0, 0
 }
 
 // failExit reports that step (its i-th item) failed with e1, and exits
@@ -786,16 +826,13 @@ func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
 //
 //go:nosplit
 //go:norace
-func mark(c *childPlan, step Step) {
+func mark(c *childPlan, b *markBuf, step Step) {
 	if !c.debug {
 		return
 	}
-	// The init's frame leaves little room for this one's: its variables
-	// are the plan's (pid 2 shares them only while the init waits).
-	ts, rep := &c.vars.markTime, &c.vars.mark
-	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(ts)), 0)
-	*rep = report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(ts.Sec)*1e9 + uint64(ts.Nsec)}
-	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(rep)), unsafe.Sizeof(*rep))
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&b.ts)), 0)
+	b.rep = report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(b.ts.Sec)*1e9 + uint64(b.ts.Nsec)}
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&b.rep)), unsafe.Sizeof(b.rep))
 }
 
 // loadFilter loads the seccomp filter with a listener and sends the
@@ -936,7 +973,8 @@ func readCommand(c *childPlan) syscall.Errno {
 
 // Constant C strings the child uses.
 var (
-	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
+	procDir     = [...]byte{'/', 'p', 'r', 'o', 'c', 0}
+	oomScoreAdj = [...]byte{'s', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0} // in procDir
 	oomMax      = [4]byte{'1', '0', '0', '0'}
 	slash       = [2]byte{'/', 0}
 	self        = [1]byte{'0'} // "this process", to a cgroup's tasks file
@@ -945,9 +983,11 @@ var (
 )
 
 const (
-	atFDCWD    = ^uintptr(99) // AT_FDCWD, -100, as a system call argument
-	sigBlock   = 0            // SIG_BLOCK
-	sigSetmask = 2            // SIG_SETMASK
+	futexWaitPrivate = 128          // FUTEX_WAIT|FUTEX_PRIVATE_FLAG: pid 2 shares the init's memory
+	futexWakePrivate = 129          // FUTEX_WAKE|FUTEX_PRIVATE_FLAG
+	atFDCWD          = ^uintptr(99) // AT_FDCWD, -100, as a system call argument
+	sigBlock         = 0            // SIG_BLOCK
+	sigSetmask       = 2            // SIG_SETMASK
 )
 
 // chldMask is the signal set holding only SIGCHLD.

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -21,9 +22,9 @@ import (
 // the length of the clone. The init then shares only the binary's own
 // segments and the runtime's few mappings outside the heap.
 
-// childStack is the init's stack; pid 2 runs on it too, below the init's
-// frame, until its execve.
-const childStack = 64 << 10
+// childStack is the init's stack, pid2Stack pid 2's, above it (each with
+// a guard page below).
+const childStack, pid2Stack = 64 << 10, 32 << 10
 
 // The init's code is Go compiled for the goroutine it was cloned from:
 // function prologues compare the stack pointer with the goroutine's
@@ -91,18 +92,19 @@ type childMem struct {
 // sets up its g and TLS slot.
 func newChildMem(size int) (*childMem, error) {
 	page := syscall.Getpagesize()
-	n := page + childStack + (fakeGSize+tlsSize+64+size+page-1)&^(page-1)
+	n := page + childStack + page + pid2Stack + (fakeGSize+tlsSize+64+size+page-1)&^(page-1)
 	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return nil, err
 	}
 	m := &childMem{mem: unsafe.Slice((*byte)(p), n)}
-	if err := unix.Mprotect(m.mem[:page], unix.PROT_NONE); err != nil {
+	guard2 := page + childStack
+	if err := errors.Join(unix.Mprotect(m.mem[:page], unix.PROT_NONE), unix.Mprotect(m.mem[guard2:guard2+page], unix.PROT_NONE)); err != nil {
 		m.free()
 		return nil, err
 	}
 	lo := uintptr(p) + uintptr(page)
-	m.off = page + childStack
+	m.off = guard2 + page + pid2Stack
 	g := (*[3]uintptr)(m.alloc(fakeGSize, 64)) // stack.lo, stack.hi, stackguard0
 	g[0], g[1], g[2] = lo, lo+childStack, lo+stackGuard
 	tls := unsafe.Slice((*uintptr)(m.alloc(tlsSize, 64)), tlsSize/8)
@@ -113,10 +115,20 @@ func newChildMem(size int) (*childMem, error) {
 	return m, nil
 }
 
-// stack is the lowest address of the init's stack and its size.
+// stack is the lowest address of the init's stack and the size clone3 is
+// given: the child starts below the top by callerFrame, where the function
+// it calls spills its arguments (Go's internal ABI: in the caller's frame).
 func (m *childMem) stack() (uint64, uint64) {
-	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(syscall.Getpagesize())), childStack
+	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(syscall.Getpagesize())), childStack - callerFrame
 }
+
+// stack2 is pid 2's, as stack: above the init's, so above the stackguard0
+// of the g they share.
+func (m *childMem) stack2() (uint64, uint64) {
+	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(2*syscall.Getpagesize()+childStack)), pid2Stack - callerFrame
+}
+
+const callerFrame = 256
 
 func (m *childMem) free() {
 	unix.MunmapPtr(unsafe.Pointer(&m.mem[0]), uintptr(len(m.mem)))

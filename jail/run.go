@@ -167,6 +167,9 @@ func (s *supervisor) start() (jailFds, error) {
 	if err != nil {
 		return none, err
 	}
+	if !s.prepared {
+		plan.earlyFilter = s.filterEarly() // some 40 µs: not while the child waits
+	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
 	if s.cg != nil && s.cg.IntoFd() >= 0 {
 		// The child starts inside its cgroup (Linux 5.7).
@@ -219,10 +222,13 @@ func (s *supervisor) start() (jailFds, error) {
 			s.joinPaths = s.cg.TaskFiles()
 		}
 	}
-	// Whether the filter allows every call of pid 2's last steps depends on
-	// the rlimits, known now.
-	if plan.earlyFilter = s.filterEarly(); plan.earlyFilter {
-		s.log("seccomp: loaded ahead of the request (the filter allows every call of the jail's last steps)")
+	// Whether the filter allows every call of a prepared jail's last steps
+	// depends on the rlimits, known now.
+	if s.prepared {
+		plan.earlyFilter = s.filterEarly()
+	}
+	if plan.earlyFilter {
+		s.log("seccomp: loaded early (the filter allows every call of pid 2's last steps)")
 	}
 	if err := cp.settle(s.joinPaths, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
 		return fail(err)

@@ -116,7 +116,7 @@ args = [{index = 0, op = ">", value = 2}]
 		if r.Status != jail.StatusOK || r.Stdout != want {
 			t.Errorf("%s: status %s stdout %q, want ok %q (error %q)", tc.policy, r.Status, r.Stdout, want, r.Error)
 		}
-		if got := strings.Contains(stderr.String(), "seccomp: loaded ahead of the request"); got != tc.ahead {
+		if got := strings.Contains(stderr.String(), "seccomp: loaded early"); got != tc.ahead {
 			t.Errorf("%s: filter loaded ahead %v, want %v", tc.policy, got, tc.ahead)
 		}
 	}

@@ -182,3 +182,34 @@ for _ in range(2):
 		}
 	})
 }
+
+// pid 2 loads its filter while the init builds the root when the filter
+// allows every call of pid 2's steps after it (the wait for the root, its
+// working directory and stdio, execve), and last when it does not: a
+// policy refusing dup3 would refuse pid 2's own stdio.
+func TestFilterLoadedEarly(t *testing.T) {
+	pol := writeFile(t, tempDir(t), "nodup3.toml", "base = \"exec\"\n[[seccomp.rules]]\nsyscalls = [\"dup3\"]\naction = \"errno\"\nerrno = \"EPERM\"\n", 0o644)
+	for _, tc := range []struct {
+		policy string
+		early  bool
+	}{{"exec", true}, {pol, false}} {
+		cmd := exec.Command(gojailBin, "run", "--debug", "--json", "--policy", tc.policy, "--", "/bin/echo", "hi")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		cmd.Wait()
+		var r jail.Result
+		if err := jsonUnmarshal([]byte(stdout.String()), &r); err != nil {
+			t.Fatalf("%s: %v: %q\n%s", tc.policy, err, stdout.String(), stderr.String())
+		}
+		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
+			t.Errorf("%s: %s %q (error %q), want ok \"hi\\n\"", tc.policy, r.Status, r.Stdout, r.Error)
+		}
+		if got := strings.Contains(stderr.String(), "seccomp: loaded early"); got != tc.early {
+			t.Errorf("%s: filter loaded early %v, want %v", tc.policy, got, tc.early)
+		}
+	}
+}
