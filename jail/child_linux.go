@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -180,10 +179,9 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 
 	forkMu.Lock()
 	defer forkMu.Unlock()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	inheritMemory(false, m.mem)
-	runtime_BeforeFork()
+	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
+	keepThreadTLS()
 	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), **(**uintptr)(unsafe.Pointer(&entry)), unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
 	inheritMemory(true, m.mem)

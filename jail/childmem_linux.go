@@ -295,22 +295,28 @@ func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit, early
 // noForkHi (MADV_DOFORK) or leaves them out of the child (MADV_DONTFORK),
 // mem excepted. madvise walks every mapping in the range and reports
 // ENOMEM for the gaps between them.
-//
-// The calling thread's own TLS area stays inherited, 64 KB on either side
-// of its thread pointer: in a program linked with the C library, that
-// holds the thread's restartable-sequence area, which the kernel writes
-// on every return to user space of a process that inherited it (rseq(2)),
-// the init's first one included. The caller keeps to its thread meanwhile.
 func inheritMemory(inherit bool, mem []byte) {
 	advice := uintptr(syscall.MADV_DONTFORK)
 	if inherit {
 		advice = syscall.MADV_DOFORK
 	}
 	syscall.RawSyscall(syscall.SYS_MADVISE, heapLo, noForkHi()-heapLo, advice)
-	if inherit {
-		return
+	if !inherit {
+		syscall.RawSyscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), syscall.MADV_DOFORK)
 	}
-	syscall.RawSyscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), syscall.MADV_DOFORK)
+}
+
+// keepThreadTLS keeps the cloning thread's own TLS area inherited, 64 KB
+// on either side of its thread pointer: in a program linked with the C
+// library, that holds the thread's restartable-sequence area, which the
+// kernel writes on every return to user space of a process that inherited
+// it (rseq(2)), the init's first one included. Called between
+// runtime_BeforeFork and the clone, which keep the goroutine on its thread
+// (runtime.LockOSThread would start the runtime's template thread, 0.06 ms).
+//
+//go:nosplit
+//go:norace
+func keepThreadTLS() {
 	const archGetFS, around = 0x1003, 64 << 10
 	var fs uintptr
 	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archGetFS, uintptr(unsafe.Pointer(&fs)), 0); e == 0 && fs > around {
