@@ -18,9 +18,11 @@ build: deps
 	CGO_ENABLED=1 $(GO) build -trimpath -o bin/gojail-seccomp ./cmd/gojail-seccomp
 
 # Regenerates the embedded default seccomp profile and the system-call name
-# table from libseccomp (TestEmbeddedDefault fails when they are stale).
+# table from libseccomp (TestEmbeddedDefault fails when they are stale), and
+# the built-in presets as Go (TestPresetsGenerated).
 generate: build
 	bin/gojail-seccomp generate jail/seccomp
+	$(GO) run ./policy/internal/genpresets policy/presets_gen.go
 
 # Installs what is missing with apt-get when root; otherwise names the command.
 define install_missing

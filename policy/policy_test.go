@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +146,29 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decoded policy does not encode: %v", err)
 		}
 	})
+}
+
+// The built-in presets as presets_gen.go builds them are their TOML files
+// decoded, every field; after editing a preset: make generate.
+func TestPresetsGenerated(t *testing.T) {
+	names := PresetNames()
+	if len(presetBuilders) != len(names) {
+		t.Fatalf("presets_gen.go builds %d presets, presets/ has %d: make generate", len(presetBuilders), len(names))
+	}
+	for _, name := range names {
+		src, _ := PresetSource(name)
+		want, err := decode(src, name+".toml (built in)", Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Preset(name)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("preset %s: presets_gen.go builds %+v, its TOML decodes to %+v: make generate", name, got, want)
+		}
+		// Each call builds its own: a caller's changes reach no other.
+		got.Run.Env[0] = "changed"
+		if again, _ := Preset(name); again.Run.Env[0] == "changed" {
+			t.Errorf("preset %s: two calls share their lists", name)
+		}
+	}
 }
