@@ -143,8 +143,7 @@ func batchAction(c *cli.Context) error {
 		}
 	}()
 
-	out := json.NewEncoder(os.Stdout)
-	out.SetEscapeHTML(false)
+	var out []byte
 	// The requests are read on a goroutine of their own: a read blocked on
 	// an idle input cannot be interrupted, and a signal must still end the
 	// batch. It is left blocked when gojail exits.
@@ -187,7 +186,8 @@ func batchAction(c *cli.Context) error {
 		if used {
 			want <- struct{}{} // prepare another
 		}
-		if err := out.Encode(r); err != nil {
+		out = r.AppendJSON(out[:0])
+		if _, err := os.Stdout.Write(out); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 		failed = failed || r.Status == jail.StatusInternalError

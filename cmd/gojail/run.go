@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -267,9 +266,7 @@ func setEnv(env []string, key, kv string) []string {
 // finish prints the result and exits with its code.
 func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
+		if _, err := os.Stdout.Write(r.AppendJSON(nil)); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 	} else {
