@@ -191,3 +191,25 @@ func TestInitInheritsNoHeap(t *testing.T) {
 		}
 	}
 }
+
+// filterEarly's shortcut: the default profile allows every call of a
+// one-shot pid 2's last steps, with and without --debug's marks.
+func TestDefaultProfileEarly(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		p, err := policy.Preset("exec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &supervisor{p: &p, in: Input{Program: "/bin/true"}, log: func(string, ...any) {}, enforced: map[string]string{}, debug: debug}
+		if s.plan, err = s.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err = s.filter(); err != nil {
+			t.Fatal(err)
+		}
+		if !s.filterAllows() {
+			t.Errorf("debug %v: the default profile refuses a call of pid 2's last steps: filterEarly's shortcut is wrong", debug)
+		}
+		s.closeAll()
+	}
+}
