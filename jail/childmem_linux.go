@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -216,8 +215,6 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	}
 	*n = *c
 	n.keepFds = memCopy(m, c.keepFds)
-	n.join = memMake[*byte](m, maxJoin)[:0]
-	n.joinBuf = memMake[byte](m, joinBufSize)
 	n.attachAt = m.cstr(c.attachAt)
 	n.rootOpts = m.fsOpts(c.rootOpts)
 	n.ops = memCopy(m, c.ops)
@@ -262,29 +259,26 @@ func (c *childPlan) into(m *childMem) *childPlan {
 
 // The room kept in the init's plan for what settle writes.
 const (
-	maxJoin     = 8 // v1 hierarchies
-	joinBufSize = 4096
-	maxRlimits  = 16
+	maxJoin    = 8 // v1 hierarchies
+	maxRlimits = 16
 )
 
 // settle writes into the init's plan, before its release, what the
-// supervisor learns after the clone: the v1 tasks files it writes itself
-// into, the rlimits (which depend on whether a cgroup could be made), and
-// whether the filter can be loaded early (which depends on the rlimits).
-func (c *childPlan) settle(join []string, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
-	if len(join) > maxJoin || len(rlimits) > maxRlimits {
-		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", len(join), len(rlimits), maxJoin, maxRlimits)
+// supervisor learns after the clone: how many v1 tasks files' descriptors
+// it sent, the rlimits (which depend on whether a cgroup could be made),
+// and whether the filter can be loaded early (which depends on the
+// rlimits).
+func (c *childPlan) settle(joinCount int, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
+	if joinCount > maxJoin || len(rlimits) > maxRlimits {
+		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
 	}
-	off := 0
-	for _, p := range join {
-		if off+len(p)+1 > len(c.joinBuf) || strings.IndexByte(p, 0) >= 0 {
-			return fmt.Errorf("cgroup tasks file %q: too long for the jail's plan", p)
-		}
-		copy(c.joinBuf[off:], p)
-		c.joinBuf[off+len(p)] = 0
-		c.join = append(c.join, &c.joinBuf[off])
-		off += len(p) + 1
-	}
+	c.joinCount = joinCount
+	c.joinIov.Base = &c.joinByte[0]
+	c.joinIov.SetLen(1)
+	c.joinMsg.Iov = &c.joinIov
+	c.joinMsg.SetIovlen(1)
+	c.joinMsg.Control = &c.joinCmsg[0]
+	c.joinMsg.SetControllen(len(c.joinCmsg))
 	c.rlimits = append(c.rlimits[:0], rlimits...)
 	c.nofile = nofile
 	c.earlyFilter = earlyFilter

@@ -214,12 +214,17 @@ func (s *supervisor) start() (jailFds, error) {
 		}
 		return none, err
 	}
+	joinCount := 0
 	if !early {
 		if err := s.cgroup(); err != nil {
 			return fail(err)
 		}
 		if s.cg != nil {
 			s.joinPaths = s.cg.TaskFiles()
+			if err := sendTaskFiles(notifyR, s.joinPaths); err != nil {
+				return fail(err)
+			}
+			joinCount = len(s.joinPaths)
 		}
 	}
 	// Whether the filter allows every call of a prepared jail's last steps
@@ -230,7 +235,7 @@ func (s *supervisor) start() (jailFds, error) {
 	if plan.earlyFilter {
 		s.log("seccomp: loaded early (the filter allows every call of pid 2's last steps)")
 	}
-	if err := cp.settle(s.joinPaths, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
+	if err := cp.settle(joinCount, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
 		return fail(err)
 	}
 	if s.cg != nil && s.joinPaths == nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
@@ -252,6 +257,30 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	s.closeFd(syncW)
 	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
+}
+
+// sendTaskFiles opens the cgroup's v1 tasks files and sends them to the
+// child on the listener's socket, in one message, which it reads once
+// released. The kernel checks a write against the credentials of the
+// file's opener: this process.
+func sendTaskFiles(sock int, paths []string) error {
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", p, err)
+		}
+		fds = append(fds, fd)
+	}
+	if err := unix.Sendmsg(sock, []byte{'J'}, unix.UnixRights(fds...), nil, 0); err != nil {
+		return fmt.Errorf("send the cgroup's tasks files to the jail: %w", err)
+	}
+	return nil
 }
 
 // fork clones the jail's init: on cgroup v2 straight into its cgroup
