@@ -287,7 +287,10 @@ func childInit(c *childPlan) {
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC); e1 != 0 {
 			goto fail
 		}
-		if c.joinMsg.Controllen != uint64(cmsgHdrSize+4*c.joinCount) {
+		// One SCM_RIGHTS message (its length in the header's first word;
+		// msg_controllen counts its padding too) of joinCount descriptors.
+		if *(*uint64)(unsafe.Pointer(&c.joinCmsg[0])) != uint64(cmsgHdrSize+4*c.joinCount) ||
+			*(*int32)(unsafe.Pointer(&c.joinCmsg[8])) != syscall.SOL_SOCKET || *(*int32)(unsafe.Pointer(&c.joinCmsg[12])) != syscall.SCM_RIGHTS {
 			e1 = syscall.EBADMSG
 			goto fail
 		}

@@ -378,3 +378,26 @@ func TestForeignLeftovers(t *testing.T) {
 		t.Errorf("the process in another pid namespace's cgroup was killed: %v", err)
 	}
 }
+
+// A CPU quota (limits.cpus) holds the tree to that share of a CPU: a
+// program that spins for half a second of wall time gets about half of
+// that as CPU time under 0.5 CPUs. (On cgroup v1 the quota adds a fifth
+// hierarchy, cpu, whose tasks file the jail writes itself into.)
+func TestCPUQuota(t *testing.T) {
+	pol := writeFile(t, tempDir(t), "quota.toml", "base = \"python\"\n[limits]\ncpus = 0.5\n", 0o644)
+	o := py(t, "import time\nt = time.time()\nwhile time.time() - t < 0.6:\n    pass\nprint('spun')", "--policy", pol)
+	o.want(t, jail.StatusOK, 0)
+	if !withCgroup(o) {
+		if o.res.Enforced["cpus"] != "none (no cgroup)" {
+			t.Fatalf("no cgroup, enforced cpus %q, want it said", o.res.Enforced["cpus"])
+		}
+		t.Skip("no cgroup for this user: the quota is not enforced, and enforced says so")
+	}
+	if got, want := o.res.Enforced["cpus"], strings.TrimSuffix(o.res.Enforced["memory"], "+rlimit"); got != want {
+		t.Errorf("enforced cpus %q, want %q", got, want)
+	}
+	if share := o.res.CPUMs / o.res.WallMs; share < 0.35 || share > 0.65 {
+		t.Fatalf("cpu %.0f ms over wall %.0f ms (%.2f of a CPU), want about 0.5", o.res.CPUMs, o.res.WallMs, share)
+	}
+	t.Logf("cpu %.0f ms over wall %.0f ms", o.res.CPUMs, o.res.WallMs)
+}
