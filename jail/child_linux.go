@@ -27,11 +27,15 @@ func runtime_AfterFork()
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
 	keepFds   []uintptr // the child's own descriptors, sorted: it closes all others first
-	// Set by the supervisor after the clone, in the init's copy, which it
-	// shares until the release (settle): how many v1 tasks files the init
-	// writes itself into, their descriptors sent on the listener's socket
-	// (notifySock) with the message below, and the rlimits, which depend on
-	// whether a cgroup could be made.
+	// The jail's cgroup holds pid 2 and all it starts, not the init: pid 2
+	// is cloned into it on v2 (cgroupFd, -1 on v1); on v1 it writes itself
+	// into the tasks files, whose descriptors the supervisor sends on the
+	// listener's socket (notifySock) after the clone, once it has made the
+	// cgroup. Set by the supervisor after the clone, in the init's copy,
+	// which it shares until the release (settle): how many descriptors come
+	// (the message below), and the rlimits, which depend on whether a
+	// cgroup could be made.
+	cgroupFd  int
 	joinCount int
 	joinMsg   unix.Msghdr
 	joinIov   unix.Iovec
@@ -101,8 +105,7 @@ type childPlan struct {
 	// sharing the init's memory: prog is childProgram's entry, gp the g.
 	pid2Args  cloneArgs
 	prog, gp  uintptr
-	procFd    uintptr // the host's /proc (O_PATH), for pid 2's oom_score_adj
-	goAhead   uint32  // futex: the init has built the root, pid 2 may finish
+	goAhead   uint32 // futex: the init has built the root, pid 2 may finish
 	pid2Marks markBuf
 }
 
@@ -177,6 +180,11 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 	cp.cloneArgs.tls = uint64(m.tls)
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
+	if c.cgroupFd >= 0 {
+		// pid 2 starts inside the jail's cgroup (Linux 5.7).
+		cp.pid2Args.flags |= unix.CLONE_INTO_CGROUP
+		cp.pid2Args.cgroup = uint64(c.cgroupFd)
+	}
 	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
 	entry, prog := childInit, childProgram
 	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
@@ -278,10 +286,9 @@ func childInit(c *childPlan) {
 	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
 
-	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
-	// us there): "0", this process, to each hierarchy's tasks file, which
-	// the supervisor made meanwhile and opened for us (a walk of each long
-	// path in the cgroup file system here took 0.1 ms).
+	// The v1 tasks files, which the supervisor made meanwhile and opened for
+	// pid 2 (a walk of each long path in the cgroup file system here took
+	// 0.1 ms); pid 2, cloned below, has them too.
 	step = stepJoinCgroup
 	if c.joinCount > 0 {
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC); e1 != 0 {
@@ -294,38 +301,47 @@ func childInit(c *childPlan) {
 			e1 = syscall.EBADMSG
 			goto fail
 		}
-		for i = 0; i < c.joinCount; i++ {
-			fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
-			if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
-				goto failOp
-			}
-			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-		}
-		i = 0
 	}
 
-	// Our cgroup namespace is rooted where the supervisor has just put us,
-	// so that the jail sees its own cgroup as "/".
-	step = stepCgroupns
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e1 != 0 {
+	// The OOM killer's first choice: pid 2 and all it starts, who inherit
+	// this. This process, outside the jail's cgroup, is no candidate of the
+	// cgroup's OOM killer, and the host's chooses by size among processes
+	// with the same adjustment. Written while its own /proc/self belongs to
+	// it (the credentials are still the supervisor's, and it is dumpable).
+	step = stepOOMScore
+	if fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
 		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax))); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+
+	// The program's process, pid 2, starts now, on a stack of its own in
+	// this process's memory (not a copy: nothing of it is copied for the
+	// program, and its execve has nothing to tear down), while this process
+	// builds the root: it joins the jail's cgroup, takes the jail's user,
+	// drops what the program must not have, then waits for the root
+	// (goAhead) and moves into it. It has its own descriptors and signal
+	// handlers. It is cloned with this process's credentials still the
+	// supervisor's: on v2 the clone puts it into the jail's cgroup, which
+	// the kernel allows the cgroup's owner.
+	step = stepFork
+	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
+	if e1 != 0 {
+		goto fail
+	}
+	for i = 0; i < c.joinCount; i++ {
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
+	}
+	i = 0
+	if c.cgroupFd >= 0 {
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.cgroupFd), 0, 0)
 	}
 
-	// Become the jail's user now, keeping the user namespace's capabilities
-	// (no uid maps to 0 in it, so setresuid does not clear them): every file
-	// the setup creates then belongs to a uid that the namespace maps.
-	if c.clearGroups {
-		step = stepSetgroups
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e1 != 0 {
-			goto fail
-		}
-	}
-	step = stepSetgid
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETRESGID, c.gid, c.gid, c.gid); e1 != 0 {
-		goto fail
-	}
-	step = stepSetuid
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETRESUID, c.uid, c.uid, c.uid); e1 != 0 {
+	// The jail's user (see becomeUser), so that every file the setup
+	// creates belongs to a uid that the namespace maps.
+	if step, e1 = becomeUser(c); e1 != 0 {
 		goto fail
 	}
 	// Not dumpable: the program cannot ptrace this init or read its
@@ -335,23 +351,6 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_UMASK, 0, 0, 0) // modes below are meant as written
-
-	// The program's process, pid 2, starts now, on a stack of its own in
-	// this process's memory (not a copy: nothing of it is copied for the
-	// program, and its execve has nothing to tear down), while this process
-	// builds the root: it drops what the program must not have, then waits
-	// for the root (goAhead) and moves into it. It is this process's user
-	// already; it has its own descriptors and signal handlers.
-	step = stepFork
-	if c.procFd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&procDir[0])),
-		unix.O_PATH|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
-	if e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, c.procFd, 0, 0)
 
 	// No mount event of ours may propagate back to the host.
 	step = stepMountPrivate
@@ -656,6 +655,29 @@ func childProgram(c *childPlan) {
 		mask uint64
 		rep  report
 	)
+	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
+	// this process there): "0", this thread, to each hierarchy's tasks
+	// file, which moves only the writer and takes no global lock (moving
+	// another process takes the threadgroup lock, whose first writer waits
+	// for an RCU grace period).
+	step = stepJoinCgroup
+	for i = 0; i < c.joinCount; i++ {
+		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
+			goto failOp
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	i = 0
+	// Its cgroup namespace is rooted there, so that the jail sees its own
+	// cgroup as "/".
+	step = stepCgroupns
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if step, e1 = becomeUser(c); e1 != 0 {
+		goto fail
+	}
 	step = stepSetsid
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
 		goto fail
@@ -675,28 +697,6 @@ func childProgram(c *childPlan) {
 			goto fail
 		}
 	}
-	// The OOM killer's first choice: any process of the program before the
-	// init, whose death would leave the run without its report. The file
-	// belongs to this process's user only while it is dumpable; dumpable is
-	// a property of the memory, which this process shares with the init,
-	// so it is cleared again at once (execve sets it for the program). The
-	// host's /proc, opened by the init: what /proc names changes as the
-	// init builds the root meanwhile.
-	step = stepOOMScore
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0); e1 != 0 {
-		goto fail
-	}
-	fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, c.procFd, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
-	syscall.RawSyscall(syscall.SYS_CLOSE, c.procFd, 0, 0)
-	if e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax))); e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-
 	// No capability survives: the bounding set, the ambient set, then all
 	// of effective, permitted and inheritable (the uid is not 0, so execve
 	// would clear most of them anyway).
@@ -800,6 +800,27 @@ failOp:
 	for {
 		failExit(c, step, i, e1)
 	}
+}
+
+// becomeUser gives the calling process the jail's user and group, keeping
+// the user namespace's capabilities (no uid maps to 0 in it, so setresuid
+// does not clear them). The init and pid 2 each call it.
+//
+//go:nosplit
+//go:norace
+func becomeUser(c *childPlan) (Step, syscall.Errno) {
+	if c.clearGroups {
+		if _, _, e1 := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e1 != 0 {
+			return stepSetgroups, e1
+		}
+	}
+	if _, _, e1 := syscall.RawSyscall(syscall.SYS_SETRESGID, c.gid, c.gid, c.gid); e1 != 0 {
+		return stepSetgid, e1
+	}
+	if _, _, e1 := syscall.RawSyscall(syscall.SYS_SETRESUID, c.uid, c.uid, c.uid); e1 != 0 {
+		return stepSetuid, e1
+	}
+	return stepSetuid, 0
 }
 
 // setLimits sets RLIMIT_NOFILE, then the rlimits, on the program and all
@@ -985,8 +1006,7 @@ func readCommand(c *childPlan) syscall.Errno {
 
 // Constant C strings the child uses.
 var (
-	procDir     = [...]byte{'/', 'p', 'r', 'o', 'c', 0}
-	oomScoreAdj = [...]byte{'s', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0} // in procDir
+	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
 	oomMax      = [4]byte{'1', '0', '0', '0'}
 	slash       = [2]byte{'/', 0}
 	self        = [1]byte{'0'} // "this process", to a cgroup's tasks file

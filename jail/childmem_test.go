@@ -213,3 +213,33 @@ func TestDefaultProfileEarly(t *testing.T) {
 		s.closeAll()
 	}
 }
+
+// The jail's cgroup holds the program's process, pid 2, and not the
+// jail's init: its figures are the program's, its OOM killer cannot take
+// the init, and it can go as soon as the init has reported.
+func TestInitOutsideCgroup(t *testing.T) {
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pj, err := Prepare(context.Background(), &p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pj.Close()
+	if pj.s.cg == nil {
+		t.Skip("no cgroup for this user: nothing to hold the program (enforced says so)")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pj.s.pid, pj.s.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	children := strings.Fields(string(b))
+	procs, err := pj.s.cg.Procs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(children) != 1 || len(procs) != 1 || fmt.Sprint(procs[0]) != children[0] {
+		t.Fatalf("the cgroup holds %v; the init is %d, its children %v: want pid 2 alone", procs, pj.s.pid, children)
+	}
+}

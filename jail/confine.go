@@ -17,13 +17,13 @@ import (
 // weaker, and in --debug why.
 func (s *supervisor) cgroup() error {
 	l := &s.p.Limits
-	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids + 1, CPUs: l.CPUs}) // +1: the jail's init
+	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs})
 	var no *limits.ErrNoCgroup
 	switch {
 	case err == nil:
 		s.cg = cg
 		m := cg.Mechanism()
-		s.log("%s: memory %s (swap off), %d processes (+1 for init)%s", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
+		s.log("%s: memory %s (swap off), %d processes%s; the program's tree, not the jail's init", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
 		s.enforced["memory"], s.enforced["pids"], s.enforced["cpu_time"] = m, m, m+"+rlimit"
 		if l.CPUs > 0 {
 			s.enforced["cpus"] = m

@@ -171,15 +171,15 @@ func (s *supervisor) start() (jailFds, error) {
 		plan.earlyFilter = s.filterEarly() // some 40 µs: not while the child waits
 	}
 	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
-	if s.cg != nil && s.cg.IntoFd() >= 0 {
-		// The child starts inside its cgroup (Linux 5.7).
-		plan.cloneArgs.flags |= unix.CLONE_INTO_CGROUP
-		plan.cloneArgs.cgroup = uint64(s.cg.IntoFd())
-	}
 
 	plan.keepFds = nil
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		plan.keepFds = append(plan.keepFds, uintptr(fd))
+	}
+	plan.cgroupFd = -1
+	if s.cg != nil && s.cg.IntoFd() >= 0 {
+		plan.cgroupFd = s.cg.IntoFd() // pid 2 is cloned into the cgroup (v2)
+		plan.keepFds = append(plan.keepFds, uintptr(plan.cgroupFd))
 	}
 	if s.prepared {
 		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
@@ -237,11 +237,6 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	if err := cp.settle(joinCount, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
 		return fail(err)
-	}
-	if s.cg != nil && s.joinPaths == nil && plan.cloneArgs.flags&unix.CLONE_INTO_CGROUP == 0 {
-		if err := s.cg.Enter(pid); err != nil {
-			return fail(fmt.Errorf("put the jail in its cgroup: %w", err))
-		}
 	}
 
 	ids := hostIDs(s.p.Run.UID, s.p.Run.GID)
@@ -472,14 +467,17 @@ func (s *supervisor) closeAll() {
 		}
 	}
 	s.fds = nil
-	s.np.close()
-	if s.pidfd > 0 {
-		syscall.Close(int(s.pidfd))
-	}
 	if s.cg != nil {
 		if err := s.cg.Remove(); err != nil {
 			s.log("%v", err)
 		}
+	}
+	if s.pid > 0 {
+		s.reap() // the init's exit, the teardown of its namespaces, meanwhile
+	}
+	s.np.close()
+	if s.pidfd > 0 {
+		syscall.Close(int(s.pidfd))
 	}
 }
 

@@ -197,8 +197,10 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	final := finalReport(reps)
 	var ws syscall.WaitStatus
 	var ru syscall.Rusage
-	if final == nil || !s.prepared {
-		// A prepared jail's init is waited for after the result (Prepared.Run).
+	if final == nil {
+		// Its end is the verdict. Otherwise the init, outside the jail's
+		// cgroup, is waited for after the result, its cgroup removed
+		// meanwhile (closeAll; a prepared jail's, Prepared.Run).
 		s.waitInit(&ws, &ru)
 	}
 	cpu, peak := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), ru.Maxrss*1024

@@ -44,6 +44,8 @@ type Cgroup interface {
 	MemoryCap() int64
 	// Kill kills every process in the cgroup.
 	Kill() error
+	// Procs lists the processes in the cgroup.
+	Procs() ([]int, error)
 	// Remove kills what is left and removes the cgroup.
 	Remove() error
 }
@@ -392,21 +394,29 @@ func rmdir(dir string) error {
 // killProcs sends SIGKILL to every pid listed in dir/cgroup.procs; an
 // empty dir (no such directory was made) has none.
 func killProcs(dir string) (int, error) {
+	pids, err := procs(dir)
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(pids), err
+}
+
+// procs lists the processes in the cgroup dir (none without a dir).
+func procs(dir string) ([]int, error) {
 	if dir == "" {
-		return 0, nil
+		return nil, nil
 	}
 	b, err := ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var pids []int
 	for _, f := range strings.Fields(string(b)) {
 		if pid, err := strconv.Atoi(f); err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-			n++
+			pids = append(pids, pid)
 		}
 	}
-	return n, nil
+	return pids, nil
 }
 
 // removeStale removes the run cgroups under parent whose supervisor is gone.

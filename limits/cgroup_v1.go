@@ -154,7 +154,9 @@ func (c *v1) MemoryCap() int64 {
 }
 
 func (c *v1) Mechanism() string { return "cgroup-v1" }
-func (c *v1) IntoFd() int       { return -1 }
+
+func (c *v1) Procs() ([]int, error) { return procs(c.dirs["pids"]) }
+func (c *v1) IntoFd() int           { return -1 }
 
 func (c *v1) Enter(pid int) error {
 	p := strconv.Itoa(pid)

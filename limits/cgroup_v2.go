@@ -100,7 +100,9 @@ func (c *v2) set(spec Spec) error {
 func (c *v2) TaskFiles() []string { return nil }
 
 func (c *v2) Mechanism() string { return "cgroup-v2" }
-func (c *v2) IntoFd() int       { return c.fd }
+
+func (c *v2) Procs() ([]int, error) { return procs(c.dir) }
+func (c *v2) IntoFd() int           { return c.fd }
 
 // Enter is for a child not started with CLONE_INTO_CGROUP.
 func (c *v2) Enter(pid int) error {
