@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -187,16 +186,25 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 	}
 	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
 	entry, prog := childInit, childProgram
+	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
 	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
 
-	forkMu.Lock()
-	defer forkMu.Unlock()
-	inheritMemory(false, m.mem)
+	if LeanClones {
+		// No other fork of this process meanwhile (os/exec's take ForkLock
+		// too), nor another jail's clone, which restores the flags.
+		syscall.ForkLock.Lock()
+		defer syscall.ForkLock.Unlock()
+		inheritMemory(false, m.mem)
+	}
 	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
-	keepThreadTLS()
-	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), **(**uintptr)(unsafe.Pointer(&entry)), unsafe.Pointer(cp), m.g)
+	if LeanClones {
+		keepThreadTLS()
+	}
+	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
-	inheritMemory(true, m.mem)
+	if LeanClones {
+		inheritMemory(true, m.mem)
+	}
 	if e1 != 0 {
 		m.free()
 		return 0, nil, nil, e1
@@ -213,6 +221,7 @@ func clone3Stack(args unsafe.Pointer, size uintptr, fn uintptr, arg unsafe.Point
 // may not do). Its larger variables are in c.vars.
 //
 //go:norace
+//go:nocheckptr
 func childInit(c *childPlan) {
 	var (
 		r1     uintptr
@@ -547,7 +556,10 @@ func childInit(c *childPlan) {
 	i = 0
 	mark(c, &v.marks, stepCloseFds)
 	// The root is built: pid 2 may enter it.
-	atomic.StoreUint32(&c.goAhead, 1)
+	// A plain store (sync/atomic is instrumented under -race, which the
+	// init cannot call into): the futex call that follows orders it, and
+	// x86 stores are seen in order.
+	c.goAhead = 1
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWakePrivate, 1, 0, 0, 0)
 	{
 		// ---- pid 1: v.keep only the report and control pipes, reap every
@@ -643,6 +655,7 @@ failOp:
 // exits.
 //
 //go:norace
+//go:nocheckptr
 func childProgram(c *childPlan) {
 	var (
 		e1   syscall.Errno
@@ -737,7 +750,7 @@ func childProgram(c *childPlan) {
 
 	// The root is built when goAhead is set: pid 2 moves into it (pivot_root
 	// moved this process's root there too, but not its working directory).
-	for atomic.LoadUint32(&c.goAhead) == 0 {
+	for c.goAhead == 0 { // reloaded after each call (see the init's store)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWaitPrivate, 0, 0, 0, 0)
 	}
 	step = stepChdir
@@ -808,6 +821,7 @@ failOp:
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func becomeUser(c *childPlan) (Step, syscall.Errno) {
 	if c.clearGroups {
 		if _, _, e1 := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e1 != 0 {
@@ -830,6 +844,7 @@ func becomeUser(c *childPlan) (Step, syscall.Errno) {
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func setLimits(c *childPlan) (Step, int, syscall.Errno) {
 	if _, _, e1 := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, c.nofile.resource, uintptr(unsafe.Pointer(&c.nofile.cur)), 0, 0, 0); e1 != 0 {
 		return stepNofile, 0, e1
@@ -848,6 +863,7 @@ func setLimits(c *childPlan) (Step, int, syscall.Errno) {
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
 	rep := report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
@@ -859,6 +875,7 @@ func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func mark(c *childPlan, b *markBuf, step Step) {
 	if !c.debug {
 		return
@@ -873,6 +890,7 @@ func mark(c *childPlan, b *markBuf, step Step) {
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func loadFilter(c *childPlan) (Step, syscall.Errno) {
 	if c.filter == nil {
 		return stepSeccomp, 0
@@ -896,6 +914,7 @@ func loadFilter(c *childPlan) (Step, syscall.Errno) {
 //
 //go:nosplit
 //go:norace
+//go:nocheckptr
 func readCommand(c *childPlan) syscall.Errno {
 	var (
 		n, m, k, start int

@@ -141,6 +141,8 @@ func TestInitInheritsNoHeap(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the init is not dumpable: only root may read its memory map (the root run of make test checks this)")
 	}
+	LeanClones = true
+	defer func() { LeanClones = false }()
 	p, err := policy.Preset("exec")
 	if err != nil {
 		t.Fatal(err)

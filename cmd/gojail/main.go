@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	_ "github.com/gojail/gojail/cmd/gojail/internal/oneproc"
+	"github.com/gojail/gojail/jail"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -25,6 +26,9 @@ func main() {
 	// heap grows past what any run needs (output is capped). The scheduler
 	// has one P (package oneproc).
 	debug.SetGCPercent(-1)
+	// This process forks nothing but its jails, from Go, and marks no
+	// mapping MADV_DONTFORK of its own.
+	jail.LeanClones = true
 	debug.SetMemoryLimit(256 << 20)
 	app := &cli.App{
 		Name:            "gojail",

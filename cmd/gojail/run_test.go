@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -323,4 +324,28 @@ func bashVersion(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// gojail built as a position-independent executable (as distributions
+// build Go programs) runs jails: the executable is mapped high, inside the
+// range the jail's init does not inherit, and is left out of it.
+func TestPositionIndependentBuild(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain on PATH to build gojail with -buildmode=pie")
+	}
+	bin := filepath.Join(tempDir(t), "gojail-pie")
+	build := exec.Command(goBin, "build", "-buildmode=pie", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("go build -buildmode=pie: %v\n%s", err, out)
+	}
+	out, _ := exec.Command(bin, "run", "--json", "--", "/bin/echo", "pie").Output()
+	var r jail.Result
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "pie\n" {
+		t.Fatalf("%s %q (error %q), want ok \"pie\\n\"", r.Status, r.Stdout, r.Error)
+	}
 }
