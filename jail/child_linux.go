@@ -119,11 +119,19 @@ type markBuf struct {
 type initVars struct {
 	rep    report
 	attr   mountAttr
-	pfd    [2]unix.PollFd
+	pfd    [3]unix.PollFd
 	ru     unix.Rusage
-	keep   [3]uintptr // the init's descriptors
+	keep   [5]uintptr // the init's descriptors
 	sigbuf [128]byte
 	marks  markBuf
+
+	// The init's own oom_score_adj, raised for pid 2 to inherit, and taken
+	// back once pid 2 has exec'd: EOF on the exec pipe, whose write end pid
+	// 2 holds close-on-exec.
+	oomFd    uintptr
+	oomOld   [16]byte
+	oomOldN  uintptr
+	execPipe [2]int32
 }
 
 // cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
@@ -313,18 +321,29 @@ func childInit(c *childPlan) {
 	}
 
 	// The OOM killer's first choice: pid 2 and all it starts, who inherit
-	// this. This process, outside the jail's cgroup, is no candidate of the
-	// cgroup's OOM killer, and the host's chooses by size among processes
-	// with the same adjustment. Written while its own /proc/self belongs to
-	// it (the credentials are still the supervisor's, and it is dumpable).
+	// the adjustment this process has at the clone. It takes its own back
+	// once pid 2 has exec'd: until then they share their memory, and the
+	// kernel gives a write to one to both. (Outside the jail's cgroup this
+	// process is no candidate of the cgroup's OOM killer.) The file is
+	// opened while it belongs to this process (its credentials are still
+	// the supervisor's, and it is dumpable) and kept for the taking back.
 	step = stepOOMScore
-	if fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
+	if v.oomFd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_RDWR|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax))); e1 != 0 {
+	if v.oomOldN, _, e1 = syscall.RawSyscall6(syscall.SYS_PREAD64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), uintptr(len(v.oomOld)), 0, 0, 0); e1 != 0 {
 		goto fail
 	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax)), 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIPE2, uintptr(unsafe.Pointer(&v.execPipe[0])), syscall.O_CLOEXEC, 0); e1 != 0 {
+		goto fail
+	}
+	// Above the stdio numbers, which pid 2's dup3 takes over: the write end
+	// must last until its execve. (This process closed every descriptor it
+	// did not need, those too.)
+	v.execPipe[1] = int32(aboveStdio(uintptr(v.execPipe[1])))
 
 	// The program's process, pid 2, starts now, on a stack of its own in
 	// this process's memory (not a copy: nothing of it is copied for the
@@ -340,6 +359,7 @@ func childInit(c *childPlan) {
 	if e1 != 0 {
 		goto fail
 	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
 	for i = 0; i < c.joinCount; i++ {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
 	}
@@ -570,16 +590,16 @@ func childInit(c *childPlan) {
 		// SIGCHLD ignored and their usage is lost.)
 		// Keep the report pipe, the control pipe and the signalfd: close
 		// the ranges between them, in ascending order.
-		v.keep = [3]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd}
-		for i = 0; i < 3; i++ {
-			for j = i + 1; j < 3; j++ {
+		v.keep = [5]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd, uintptr(v.execPipe[0]), v.oomFd}
+		for i = 0; i < 5; i++ {
+			for j = i + 1; j < 5; j++ {
 				if v.keep[j] < v.keep[i] {
 					v.keep[i], v.keep[j] = v.keep[j], v.keep[i]
 				}
 			}
 		}
 		fd = 0
-		for i = 0; i < 3; i++ {
+		for i = 0; i < 5; i++ {
 			if v.keep[i] > fd {
 				syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, v.keep[i]-1, 0)
 			}
@@ -590,11 +610,18 @@ func childInit(c *childPlan) {
 		fd = sfd
 		v.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 		v.pfd[1] = unix.PollFd{Fd: int32(c.ctlR), Events: unix.POLLIN}
+		v.pfd[2] = unix.PollFd{Fd: v.execPipe[0], Events: unix.POLLIN}
 	wait:
 		for {
-			v.pfd[0].Revents, v.pfd[1].Revents = 0, 0
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&v.pfd[0])), 2, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
+			v.pfd[0].Revents, v.pfd[1].Revents, v.pfd[2].Revents = 0, 0, 0
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&v.pfd[0])), 3, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
 				break
+			}
+			if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died): this process's adjustment back
+				syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), v.oomOldN, 0, 0, 0)
+				syscall.RawSyscall(syscall.SYS_CLOSE, v.oomFd, 0, 0)
+				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[0]), 0, 0)
+				v.pfd[2].Fd = -1
 			}
 			if v.pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
 				v.rep.Kind = reportKilled
@@ -668,6 +695,10 @@ func childProgram(c *childPlan) {
 		mask uint64
 		rep  report
 	)
+	// The init's: the exec pipe's read end (pid 2 keeps the write end until
+	// its execve) and its oom_score_adj file.
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
 	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
 	// this process there): "0", this thread, to each hierarchy's tasks
 	// file, which moves only the writer and takes no global lock (moving
@@ -813,6 +844,23 @@ failOp:
 	for {
 		failExit(c, step, i, e1)
 	}
+}
+
+// aboveStdio moves fd above 2, where the program's stdio goes.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func aboveStdio(fd uintptr) uintptr {
+	if fd > 2 {
+		return fd
+	}
+	nfd, _, e1 := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 3)
+	if e1 != 0 {
+		return fd
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	return nfd
 }
 
 // becomeUser gives the calling process the jail's user and group, keeping

@@ -226,3 +226,18 @@ func grepLine(s, prefix string) string {
 	}
 	return ""
 }
+
+// The OOM killer's first choice is the program (oom_score_adj 1000, for it
+// and all it starts), not the jail's init, which shares the program's
+// memory until its execve and takes its own adjustment back after.
+func TestOOMScoreAdjustments(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := py(t, "import os, time\ntime.sleep(0.1)\nprint(open('/proc/self/oom_score_adj').read().strip(), open('/proc/1/oom_score_adj').read().strip())")
+	o.want(t, jail.StatusOK, 0)
+	if want := "1000 " + strings.TrimSpace(string(own)) + "\n"; o.res.Stdout != want {
+		t.Fatalf("program and init oom_score_adj %q, want %q (the init's is the caller's)", o.res.Stdout, want)
+	}
+}
