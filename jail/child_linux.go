@@ -57,7 +57,7 @@ type childPlan struct {
 	unshareFlags uintptr   // the namespaces the child makes itself (see the child)
 	loUp         bool      // bring up the loopback interface
 	ifreq        [40]byte  // struct ifreq naming "lo" with IFF_UP
-	rlimits      []rlimit  // setrlimit, applied by the jail's init and inherited
+	rlimits      []rlimit  // set by pid 2, for the program and all it starts
 	workdir      *byte     // the program's working directory
 	dot          *byte     // "."
 	path         *byte     // the program, as a path inside the jail
@@ -73,8 +73,9 @@ type childPlan struct {
 	// strings. It is parsed into blob and the two arrays.
 	debug    bool // report the child's steps with their times (--debug)
 	prepared bool
-	// earlyFilter: a prepared jail loads its filter before its program is
-	// known, the filter allowing every call of the steps after it.
+	// earlyFilter: pid 2 loads its filter while the init builds the root
+	// (prepared: before its program is known), the filter allowing every
+	// call of its steps after it.
 	earlyFilter bool
 	goR         int
 	fileName    *byte // the submitted file, relative to the work directory
@@ -115,7 +116,7 @@ type markBuf struct {
 	ts  unix.Timespec
 }
 
-// initVars are the init's variables too large for its frame.
+// initVars are the init's larger variables, and those pid 2 reads too.
 type initVars struct {
 	rep    report
 	attr   mountAttr

@@ -153,10 +153,10 @@ func (s *supervisor) start() (jailFds, error) {
 		return none, err
 	}
 
-	// On cgroup v2 the child is cloned into its cgroup, which must exist
-	// first. On v1 the cgroup is made after the clone, while the child
-	// makes its namespaces (the network one takes longest), and the child
-	// writes itself into it once released.
+	// On cgroup v2 the init clones pid 2 into the cgroup, whose descriptor
+	// it needs from the clone on: the cgroup is made first. On v1 it is
+	// made after the init's clone, while the init makes its namespaces (the
+	// network one takes longest), and pid 2 writes itself into it.
 	early := limits.Unified()
 	if early {
 		if err := s.cgroup(); err != nil {
@@ -278,8 +278,7 @@ func sendTaskFiles(sock int, paths []string) error {
 	return nil
 }
 
-// fork clones the jail's init: on cgroup v2 straight into its cgroup
-// (CLONE_INTO_CGROUP), on v1 the init writes itself into it once released.
+// fork clones the jail's init (forkChild).
 func (s *supervisor) fork() (int, *childPlan, *childMem, error) {
 	pid, cp, mem, err := forkChild(s.plan)
 	if errno, ok := err.(syscall.Errno); ok {

@@ -22,15 +22,13 @@ type Cgroup interface {
 	// Mechanism names what enforces the limits: "cgroup-v1" or "cgroup-v2".
 	Mechanism() string
 	// IntoFd is a directory descriptor for clone3's CLONE_INTO_CGROUP, so
-	// that the child starts inside the cgroup (v2, Linux 5.7); -1 if none.
+	// that a child starts inside the cgroup (v2, Linux 5.7); -1 if none.
 	IntoFd() int
-	// Enter moves pid into the cgroup, before it runs anything of the jail.
-	Enter(pid int) error
 	// TaskFiles are the cgroup's tasks files, one per v1 hierarchy, to
-	// which the child writes "0", itself: a process moving itself (one
+	// which a process writes "0", itself: a process moving itself (one
 	// thread) takes no global lock, while moving another takes the
 	// threadgroup lock, whose first writer waits for an RCU grace period
-	// (5-30 ms measured here; Linux 5.19). Nil: use IntoFd or Enter.
+	// (5-30 ms measured here; Linux 5.19). Nil on v2: use IntoFd.
 	TaskFiles() []string
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)

@@ -158,16 +158,6 @@ func (c *v1) Mechanism() string { return "cgroup-v1" }
 func (c *v1) Procs() ([]int, error) { return procs(c.dirs["pids"]) }
 func (c *v1) IntoFd() int           { return -1 }
 
-func (c *v1) Enter(pid int) error {
-	p := strconv.Itoa(pid)
-	for _, dir := range c.dirs {
-		if err := write(dir, "cgroup.procs", p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (c *v1) CPU() (time.Duration, error) {
 	ns, err := c.k.int(c.dirs["cpuacct"], "cpuacct.usage")
 	return time.Duration(ns), err

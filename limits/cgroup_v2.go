@@ -104,11 +104,6 @@ func (c *v2) Mechanism() string { return "cgroup-v2" }
 func (c *v2) Procs() ([]int, error) { return procs(c.dir) }
 func (c *v2) IntoFd() int           { return c.fd }
 
-// Enter is for a child not started with CLONE_INTO_CGROUP.
-func (c *v2) Enter(pid int) error {
-	return write(c.dir, "cgroup.procs", strconv.Itoa(pid))
-}
-
 func (c *v2) CPU() (time.Duration, error) {
 	us, err := c.k.keys(c.dir, "cpu.stat", "usage_usec")
 	return time.Duration(us[0]) * time.Microsecond, err
