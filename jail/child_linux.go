@@ -26,16 +26,16 @@ func runtime_AfterFork()
 type childPlan struct {
 	cloneArgs cloneArgs // clone3: the namespaces to create, the pidfd, the cgroup
 	keepFds   []uintptr // the child's own descriptors, sorted: it closes all others first
-	// The jail's cgroup holds pid 2 and all it starts, not the init: pid 2
-	// is cloned into it on v2 (cgroupFd, -1 on v1); on v1 it writes itself
-	// into the tasks files, whose descriptors the supervisor sends on the
-	// listener's socket (notifySock) after the clone, once it has made the
-	// cgroup. Set by the supervisor after the clone, in the init's copy,
-	// which it shares until the release (settle): how many descriptors come
-	// (the message below), and the rlimits, which depend on whether a
-	// cgroup could be made.
-	cgroupFd  int
+	// The jail's cgroup holds pid 2 and all it starts, not the init. The
+	// supervisor makes it after the clone and sends its descriptors on the
+	// listener's socket (notifySock): on v2 the directory (joinInto), which
+	// the init clones pid 2 into; on v1 the tasks files, which pid 2 writes
+	// itself into. Set by the supervisor after the clone, in the init's
+	// copy, which it shares until the release (settle): how many
+	// descriptors come (the message below), and the rlimits, which depend
+	// on whether a cgroup could be made.
 	joinCount int
+	joinInto  bool
 	joinMsg   unix.Msghdr
 	joinIov   unix.Iovec
 	joinByte  [1]byte
@@ -188,11 +188,6 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 	cp.cloneArgs.tls = uint64(m.tls)
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
-	if c.cgroupFd >= 0 {
-		// pid 2 starts inside the jail's cgroup (Linux 5.7).
-		cp.pid2Args.flags |= unix.CLONE_INTO_CGROUP
-		cp.pid2Args.cgroup = uint64(c.cgroupFd)
-	}
 	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
 	entry, prog := childInit, childProgram
 	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
@@ -304,9 +299,10 @@ func childInit(c *childPlan) {
 	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
 
-	// The v1 tasks files, which the supervisor made meanwhile and opened for
-	// pid 2 (a walk of each long path in the cgroup file system here took
-	// 0.1 ms); pid 2, cloned below, has them too.
+	// The cgroup, which the supervisor made meanwhile and opened for us (a
+	// walk of each long path in the cgroup file system here took 0.1 ms):
+	// the v2 directory pid 2 is cloned into, or the v1 tasks files, which
+	// pid 2, cloned below, has too.
 	step = stepJoinCgroup
 	if c.joinCount > 0 {
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC); e1 != 0 {
@@ -318,6 +314,10 @@ func childInit(c *childPlan) {
 			*(*int32)(unsafe.Pointer(&c.joinCmsg[8])) != syscall.SOL_SOCKET || *(*int32)(unsafe.Pointer(&c.joinCmsg[12])) != syscall.SCM_RIGHTS {
 			e1 = syscall.EBADMSG
 			goto fail
+		}
+		if c.joinInto {
+			c.pid2Args.flags |= unix.CLONE_INTO_CGROUP // pid 2 starts inside it (Linux 5.7)
+			c.pid2Args.cgroup = uint64(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize])))
 		}
 	}
 
@@ -365,9 +365,6 @@ func childInit(c *childPlan) {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
 	}
 	i = 0
-	if c.cgroupFd >= 0 {
-		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.cgroupFd), 0, 0)
-	}
 
 	// The jail's user (see becomeUser), so that every file the setup
 	// creates belongs to a uid that the namespace maps.
@@ -706,7 +703,7 @@ func childProgram(c *childPlan) {
 	// another process takes the threadgroup lock, whose first writer waits
 	// for an RCU grace period).
 	step = stepJoinCgroup
-	for i = 0; i < c.joinCount; i++ {
+	for i = 0; i < c.joinCount && !c.joinInto; i++ {
 		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
 			goto failOp

@@ -273,15 +273,15 @@ const (
 )
 
 // settle writes into the init's plan, before its release, what the
-// supervisor learns after the clone: how many v1 tasks files' descriptors
-// it sent, the rlimits (which depend on whether a cgroup could be made),
+// supervisor learns after the clone: how many descriptors of the cgroup it
+// sent (into: the v2 directory pid 2 is cloned into, else v1 tasks files), the rlimits (which depend on whether a cgroup could be made),
 // and whether the filter can be loaded early (which depends on the
 // rlimits).
-func (c *childPlan) settle(joinCount int, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
+func (c *childPlan) settle(joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
 	if joinCount > maxJoin || len(rlimits) > maxRlimits {
 		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
 	}
-	c.joinCount = joinCount
+	c.joinCount, c.joinInto = joinCount, into
 	c.joinIov.Base = &c.joinByte[0]
 	c.joinIov.SetLen(1)
 	c.joinMsg.Iov = &c.joinIov

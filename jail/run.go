@@ -153,16 +153,6 @@ func (s *supervisor) start() (jailFds, error) {
 		return none, err
 	}
 
-	// On cgroup v2 the init clones pid 2 into the cgroup, whose descriptor
-	// it needs from the clone on: the cgroup is made first. On v1 it is
-	// made after the init's clone, while the init makes its namespaces (the
-	// network one takes longest), and pid 2 writes itself into it.
-	early := limits.Unified()
-	if early {
-		if err := s.cgroup(); err != nil {
-			return none, err
-		}
-	}
 	notifyR, err := s.filter()
 	if err != nil {
 		return none, err
@@ -175,11 +165,6 @@ func (s *supervisor) start() (jailFds, error) {
 	plan.keepFds = nil
 	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
 		plan.keepFds = append(plan.keepFds, uintptr(fd))
-	}
-	plan.cgroupFd = -1
-	if s.cg != nil && s.cg.IntoFd() >= 0 {
-		plan.cgroupFd = s.cg.IntoFd() // pid 2 is cloned into the cgroup (v2)
-		plan.keepFds = append(plan.keepFds, uintptr(plan.cgroupFd))
 	}
 	if s.prepared {
 		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
@@ -214,12 +199,21 @@ func (s *supervisor) start() (jailFds, error) {
 		}
 		return none, err
 	}
-	joinCount := 0
-	if !early {
-		if err := s.cgroup(); err != nil {
-			return fail(err)
-		}
-		if s.cg != nil {
+	// The cgroup is made now, while the init makes its namespaces (the
+	// network one takes longest), and sent to it: on v2 the directory,
+	// which the init clones pid 2 into; on v1 the hierarchies' tasks files,
+	// which pid 2 writes itself into.
+	if err := s.cgroup(); err != nil {
+		return fail(err)
+	}
+	joinCount, into := 0, false
+	if s.cg != nil {
+		if fd := s.cg.IntoFd(); fd >= 0 {
+			if err := sendFds(notifyR, []int{fd}); err != nil {
+				return fail(err)
+			}
+			joinCount, into = 1, true
+		} else {
 			s.joinPaths = s.cg.TaskFiles()
 			if err := sendTaskFiles(notifyR, s.joinPaths); err != nil {
 				return fail(err)
@@ -235,7 +229,7 @@ func (s *supervisor) start() (jailFds, error) {
 	if plan.earlyFilter {
 		s.log("seccomp: loaded early (the filter allows every call of pid 2's last steps)")
 	}
-	if err := cp.settle(joinCount, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
+	if err := cp.settle(joinCount, into, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
 		return fail(err)
 	}
 
@@ -272,8 +266,14 @@ func sendTaskFiles(sock int, paths []string) error {
 		}
 		fds = append(fds, fd)
 	}
+	return sendFds(sock, fds)
+}
+
+// sendFds sends descriptors of the jail's cgroup to the child, in one
+// message on the listener's socket.
+func sendFds(sock int, fds []int) error {
 	if err := unix.Sendmsg(sock, []byte{'J'}, unix.UnixRights(fds...), nil, 0); err != nil {
-		return fmt.Errorf("send the cgroup's tasks files to the jail: %w", err)
+		return fmt.Errorf("send the cgroup to the jail: %w", err)
 	}
 	return nil
 }

@@ -101,14 +101,6 @@ func New(spec Spec) (Cgroup, error) {
 	return newV1(own, name, spec)
 }
 
-// Unified reports whether New would use cgroup v2, whose cgroup a child
-// can be cloned straight into (Cgroup.IntoFd): only then need it exist
-// before the clone.
-func Unified() bool {
-	mount, err := unified()
-	return err == nil && mount != ""
-}
-
 // unified is where cgroup v2 is mounted when it holds the controllers, ""
 // for cgroup v1.
 func unified() (string, error) {
