@@ -47,10 +47,11 @@ const (
 // 1.26) and above the binary's segments (which a static binary maps at
 // 4 MB); the runtime's other mappings are placed top-down below the vdso,
 // which Linux 6.x places below the main thread's stack (before 6.4 it was
-// above). The init keeps the binary, its childMem (made forkable again),
-// the vdso's data pages (their no-fork mark could not be undone: 24 KB on
-// Linux 6.18), and the top of the stack, where the argv and environment
-// are (scrub).
+// above). The init keeps the executable's segments (binaryRange), its
+// childMem (made forkable again), and the top of the stack, where the argv
+// and environment are (scrub). The vdso's data pages, 24 KB below it on
+// Linux 6.18, stay out of the range: a no-fork mark on them could not be
+// undone.
 const heapLo = 1 << 30
 
 // noForkHi is the end of the range: 64 KB below the vdso (from the
@@ -85,8 +86,8 @@ var noForkHi = sync.OnceValue(func() uintptr {
 // a program that forks from C, or relies on MADV_DONTFORK, leaves it so.
 var LeanClones bool
 
-// childMem is the init's stack and a copy of its plan, in one shared
-// anonymous mapping with a guard page below the stack: the supervisor
+// childMem is the init's stack, pid 2's, and a copy of the plan, in one
+// shared anonymous mapping with a guard page below each stack: the supervisor
 // completes the plan after the clone (settle), before it releases the
 // init, and then unmaps its view. It never reads it again: the init is
 // the jail's.
@@ -274,9 +275,9 @@ const (
 
 // settle writes into the init's plan, before its release, what the
 // supervisor learns after the clone: how many descriptors of the cgroup it
-// sent (into: the v2 directory pid 2 is cloned into, else v1 tasks files), the rlimits (which depend on whether a cgroup could be made),
-// and whether the filter can be loaded early (which depends on the
-// rlimits).
+// sent (into: the v2 directory pid 2 is cloned into, else v1 tasks files),
+// the rlimits (which depend on whether a cgroup could be made), and whether
+// the filter can be loaded early (which depends on the rlimits).
 func (c *childPlan) settle(joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
 	if joinCount > maxJoin || len(rlimits) > maxRlimits {
 		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
