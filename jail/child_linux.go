@@ -220,6 +220,12 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 // fn(arg) there with gp as its goroutine; in clone_amd64.s.
 func clone3Stack(args unsafe.Pointer, size uintptr, fn uintptr, arg unsafe.Pointer, gp uintptr) (pid uintptr, errno syscall.Errno)
 
+// spinLoad loads *p until it is not zero, at most n times, and returns the
+// last value; in clone_amd64.s.
+//
+//go:noescape
+func spinLoad(p *uint32, n uintptr) uint32
+
 // childInit is the jail's init, pid 1 of the new pid namespace, from its
 // first instruction on its own stack (see childmem_linux.go for what it
 // may not do). Its larger variables are in c.vars.
@@ -547,12 +553,10 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 
-	// A new session with no controlling terminal (TIOCSTI, CVE-2017-5226),
-	// so that the terminal's signals never reach the jail.
-	step = stepSetsid
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
+	// The init keeps the caller's session: it never opens a terminal and
+	// keeps every signal blocked, and pid 2, cloned before this point,
+	// makes a session of its own for the program (setsid, which makes a
+	// scheduler group too: some 40 µs here).
 
 	// The program runs as pid 2; this process stays as pid 1 to reap.
 	// SIGCHLD is blocked first so that the signalfd below misses no exit.
@@ -779,6 +783,9 @@ func childProgram(c *childPlan) {
 
 	// The root is built when goAhead is set: pid 2 moves into it (pivot_root
 	// moved this process's root there too, but not its working directory).
+	// It spins a while first: the root is usually a few tens of µs away,
+	// and waking a sleeping CPU costs as much.
+	spinLoad(&c.goAhead, goAheadSpins)
 	for c.goAhead == 0 { // reloaded after each call (see the init's store)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWaitPrivate, 0, 0, 0, 0)
 	}
@@ -1087,6 +1094,7 @@ const (
 )
 
 const (
+	goAheadSpins     = 4096         // pid 2's spin for goAhead before its futex wait: some 20-100 µs
 	futexWaitPrivate = 128          // FUTEX_WAIT|FUTEX_PRIVATE_FLAG: pid 2 shares the init's memory
 	futexWakePrivate = 129          // FUTEX_WAKE|FUTEX_PRIVATE_FLAG
 	atFDCWD          = ^uintptr(99) // AT_FDCWD, -100, as a system call argument

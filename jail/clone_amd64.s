@@ -35,3 +35,22 @@ child:
 	MOVQ	$231, AX	// SYS_exit_group
 	SYSCALL
 	JMP	child
+
+// func spinLoad(p *uint32, n uintptr) uint32
+//
+// Loads *p until it is not zero, at most n times, with a PAUSE between
+// loads, and returns the last value: a bounded busy wait for a flag that
+// another CPU is about to set, shorter than the wake-up of a sleeping one.
+TEXT ·spinLoad(SB),NOSPLIT|NOFRAME,$0-20
+	MOVQ	p+0(FP), DI
+	MOVQ	n+8(FP), CX
+loop:
+	MOVL	(DI), AX
+	TESTL	AX, AX
+	JNZ	done
+	PAUSE
+	DECQ	CX
+	JNZ	loop
+done:
+	MOVL	AX, ret+16(FP)
+	RET
