@@ -36,10 +36,16 @@ type childPlan struct {
 	// on whether a cgroup could be made.
 	joinCount int
 	joinInto  bool
-	joinMsg   unix.Msghdr
-	joinIov   unix.Iovec
-	joinByte  [1]byte
-	joinCmsg  [joinCmsgSize]byte
+	joinFirst int // 1 when the message brings the program's stdin first (an early init's)
+	// lateJoin (an early init on v1): the message comes after the release,
+	// once the cgroup is made, while the init builds the root, and pid 2
+	// receives it itself (recvJoin); joinCount and the rlimits are written
+	// before it is sent.
+	lateJoin bool
+	joinMsg  unix.Msghdr
+	joinIov  unix.Iovec
+	joinByte [1]byte
+	joinCmsg [joinCmsgSize]byte
 
 	syncR   int    // read end of the release pipe: the child waits here
 	reportW int    // write end of the report pipe (close-on-exec)
@@ -100,6 +106,12 @@ type childPlan struct {
 	cmsgFd     int
 
 	vars initVars // the init's own variables (childInit)
+
+	// An early init (StartEarly) is cloned with a first plan that covers
+	// its namespaces and descriptors; the supervisor writes the run's
+	// plan into the same memory once it knows the run, and points next at
+	// it before the release, from which on the init follows it.
+	next *childPlan
 
 	// pid 2 is cloned (clone3Stack) onto a stack of its own in childMem,
 	// sharing the init's memory: prog is childProgram's entry, gp the g.
@@ -173,25 +185,23 @@ type sigaction struct {
 
 // forkChild clones the jail's init into new namespaces, and returns its
 // pid and its copy of the plan, in m, which the caller settles and then
-// frees. The init (childInit) never returns: it builds the jail, forks the
-// program as pid 2, and stays as pid 1 to reap and report. It runs on a
-// stack of its own, with its copy of the plan, in a childMem, and the
-// clone leaves the Go heap out of it (see childmem_linux.go).
-func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
+// frees; m keeps room bytes more, for an early init's second plan
+// (complete). The init (childInit) never returns: it builds the jail,
+// forks the program as pid 2, and stays as pid 1 to reap and report. It
+// runs on a stack of its own, with its copy of the plan, in a childMem,
+// and the clone leaves the Go heap out of it (see childmem_linux.go).
+func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err error) {
 	var sizing childMem
 	c.into(&sizing)
-	if m, err = newChildMem(sizing.off); err != nil {
+	if m, err = newChildMem(sizing.off + room); err != nil {
 		return 0, nil, nil, fmt.Errorf("map the jail's init: %w", err)
 	}
-	cp = c.into(m)
+	cp = m.plan(c)
 	cp.cloneArgs.flags |= unix.CLONE_SETTLS
 	cp.cloneArgs.tls = uint64(m.tls)
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
-	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
-	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
-	entry, prog := childInit, childProgram
+	entry := childInit
 	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
-	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
 
 	if LeanClones {
 		// No other fork of this process meanwhile (os/exec's take ForkLock
@@ -214,6 +224,17 @@ func forkChild(c *childPlan) (pid int, cp *childPlan, m *childMem, err error) {
 		return 0, nil, nil, e1
 	}
 	return int(r1), cp, m, nil
+}
+
+// plan copies c into m, with what pid 2's clone takes: its stack in m,
+// its entry and the g it shares with the init.
+func (m *childMem) plan(c *childPlan) *childPlan {
+	cp := c.into(m)
+	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
+	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
+	prog := childProgram
+	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
+	return cp
 }
 
 // clone3Stack is clone3 with the child on the stack args gives, calling
@@ -279,51 +300,51 @@ func childInit(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, c.unshareFlags, 0, 0); e1 != 0 {
 		goto fail
 	}
-	if c.unshareFlags&syscall.CLONE_NEWNET != 0 {
-		if c.loUp {
-			step = stepLoopback
-			fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
-			if e1 != 0 {
-				goto fail
-			}
-			if _, _, e1 = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&c.ifreq[0]))); e1 != 0 {
-				goto fail
-			}
-			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-		}
-	}
+	// The time, for --debug's mark, which an early init's first plan
+	// cannot ask for yet.
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&v.marks.ts)), 0)
 
 	// Wait until the supervisor has written our uid/gid maps, made our
 	// cgroup and completed our plan (settle): nothing of the jail runs
 	// before it is in its limits.
-	mark(c, &v.marks, stepUnshare)
 	step = stepRelease
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
 	if e1 != 0 || r1 != 1 || b[0] != 'r' {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
 	}
+	if c.next != nil { // an early init: the run's plan from here on
+		c.next.vars.marks.ts = v.marks.ts
+		c = c.next
+		v = &c.vars
+	}
+	markAt(c, &v.marks, stepUnshare)
 	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
+	if c.loUp {
+		step = stepLoopback
+		fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+		if e1 != 0 {
+			goto fail
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&c.ifreq[0]))); e1 != 0 {
+			goto fail
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
 
 	// The cgroup, which the supervisor made meanwhile and opened for us (a
 	// walk of each long path in the cgroup file system here took 0.1 ms):
 	// the v2 directory pid 2 is cloned into, or the v1 tasks files, which
-	// pid 2, cloned below, has too.
+	// pid 2, cloned below, has too; an early init's stdin first, opened
+	// once the run was known.
 	step = stepJoinCgroup
-	if c.joinCount > 0 {
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC); e1 != 0 {
-			goto fail
-		}
-		// One SCM_RIGHTS message (its length in the header's first word;
-		// msg_controllen counts its padding too) of joinCount descriptors.
-		if *(*uint64)(unsafe.Pointer(&c.joinCmsg[0])) != uint64(cmsgHdrSize+4*c.joinCount) ||
-			*(*int32)(unsafe.Pointer(&c.joinCmsg[8])) != syscall.SOL_SOCKET || *(*int32)(unsafe.Pointer(&c.joinCmsg[12])) != syscall.SCM_RIGHTS {
-			e1 = syscall.EBADMSG
+	if c.joinFirst+c.joinCount > 0 && !c.lateJoin {
+		if e1 = recvJoin(c); e1 != 0 {
 			goto fail
 		}
 		if c.joinInto {
 			c.pid2Args.flags |= unix.CLONE_INTO_CGROUP // pid 2 starts inside it (Linux 5.7)
-			c.pid2Args.cgroup = uint64(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize])))
+			c.pid2Args.cgroup = uint64(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*c.joinFirst])))
 		}
 	}
 
@@ -367,7 +388,7 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
-	for i = 0; i < c.joinCount; i++ {
+	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.lateJoin; i++ {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
 	}
 	i = 0
@@ -707,7 +728,12 @@ func childProgram(c *childPlan) {
 	// another process takes the threadgroup lock, whose first writer waits
 	// for an RCU grace period).
 	step = stepJoinCgroup
-	for i = 0; i < c.joinCount && !c.joinInto; i++ {
+	if c.lateJoin {
+		if e1 = recvJoin(c); e1 != 0 {
+			goto fail
+		}
+	}
+	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.joinInto; i++ {
 		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
 			goto failOp
@@ -851,6 +877,28 @@ failOp:
 	}
 }
 
+// recvJoin receives the supervisor's message of descriptors: one
+// SCM_RIGHTS message (its length in the header's first word;
+// msg_controllen counts its padding too) of joinFirst+joinCount of them,
+// the program's stdin first when joinFirst is 1.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func recvJoin(c *childPlan) syscall.Errno {
+	if _, _, e1 := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC); e1 != 0 {
+		return e1
+	}
+	if *(*uint64)(unsafe.Pointer(&c.joinCmsg[0])) != uint64(cmsgHdrSize+4*(c.joinFirst+c.joinCount)) ||
+		*(*int32)(unsafe.Pointer(&c.joinCmsg[8])) != syscall.SOL_SOCKET || *(*int32)(unsafe.Pointer(&c.joinCmsg[12])) != syscall.SCM_RIGHTS {
+		return syscall.EBADMSG
+	}
+	if c.joinFirst > 0 { // above the numbers pid 2's dup3 onto stdio takes
+		c.stdio[0] = int(aboveStdio(uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize])))))
+	}
+	return 0
+}
+
 // aboveStdio moves fd above 2, where the program's stdio goes.
 //
 //go:nosplit
@@ -934,6 +982,18 @@ func mark(c *childPlan, b *markBuf, step Step) {
 		return
 	}
 	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&b.ts)), 0)
+	markAt(c, b, step)
+}
+
+// markAt sends a mark of the time already in b.ts.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func markAt(c *childPlan, b *markBuf, step Step) {
+	if !c.debug {
+		return
+	}
 	b.rep = report{Kind: reportMark, Step: uint32(step), UtimeUs: uint64(b.ts.Sec)*1e9 + uint64(b.ts.Nsec)}
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&b.rep)), unsafe.Sizeof(b.rep))
 }
@@ -1089,8 +1149,8 @@ var (
 // The control message that brings the tasks files: a cmsghdr and room for
 // a descriptor per v1 hierarchy.
 const (
-	cmsgHdrSize  = 16 // struct cmsghdr on amd64
-	joinCmsgSize = cmsgHdrSize + 4*maxJoin
+	cmsgHdrSize  = 16                          // struct cmsghdr on amd64
+	joinCmsgSize = cmsgHdrSize + 4*(1+maxJoin) // stdin and the tasks files
 )
 
 const (

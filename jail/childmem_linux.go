@@ -274,15 +274,17 @@ const (
 )
 
 // settle writes into the init's plan, before its release, what the
-// supervisor learns after the clone: how many descriptors of the cgroup it
-// sent (into: the v2 directory pid 2 is cloned into, else v1 tasks files),
+// supervisor learns after the clone: whether its message brings the
+// program's stdin first (joinFirst, an early init's), how many descriptors
+// of the cgroup follow (into: the v2 directory pid 2 is cloned into, else
+// v1 tasks files),
 // the rlimits (which depend on whether a cgroup could be made), and whether
 // the filter can be loaded early (which depends on the rlimits).
-func (c *childPlan) settle(joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
+func (c *childPlan) settle(joinFirst, joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
 	if joinCount > maxJoin || len(rlimits) > maxRlimits {
 		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
 	}
-	c.joinCount, c.joinInto = joinCount, into
+	c.joinFirst, c.joinCount, c.joinInto = joinFirst, joinCount, into
 	c.joinIov.Base = &c.joinByte[0]
 	c.joinIov.SetLen(1)
 	c.joinMsg.Iov = &c.joinIov
@@ -292,6 +294,19 @@ func (c *childPlan) settle(joinCount int, into bool, rlimits []rlimit, nofile rl
 	c.rlimits = append(c.rlimits[:0], rlimits...)
 	c.nofile = nofile
 	c.earlyFilter = earlyFilter
+	return nil
+}
+
+// settleLate writes, with lateJoin, what the cgroup made after the release
+// decides: how many tasks files the message brings, and the rlimits. pid
+// 2 reads them once it has the message.
+func (c *childPlan) settleLate(joinCount int, rlimits []rlimit, nofile rlimit) error {
+	if joinCount > maxJoin || len(rlimits) > maxRlimits {
+		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
+	}
+	c.joinCount = joinCount
+	c.rlimits = append(c.rlimits[:0], rlimits...)
+	c.nofile = nofile
 	return nil
 }
 

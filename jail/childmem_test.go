@@ -34,10 +34,10 @@ func TestChildPlanCopy(t *testing.T) {
 			if s.plan, err = s.prepare(); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, _, err = s.pipes(); err != nil {
+			if _, _, _, _, err = s.pipes(nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err = s.filter(); err != nil {
+			if _, err = s.filter(nil); err != nil {
 				t.Fatal(err)
 			}
 			c := s.plan
@@ -206,7 +206,7 @@ func TestDefaultProfileEarly(t *testing.T) {
 		if s.plan, err = s.prepare(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err = s.filter(); err != nil {
+		if _, err = s.filter(nil); err != nil {
 			t.Fatal(err)
 		}
 		if !s.filterAllows() {

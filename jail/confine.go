@@ -59,7 +59,7 @@ func (s *supervisor) cgroup() error {
 
 // filter loads the policy's compiled seccomp filter and opens the socket
 // on which the jail sends the filter's listener.
-func (s *supervisor) filter() (int, error) {
+func (s *supervisor) filter(e *Early) (int, error) {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return -1, fmt.Errorf("getrlimit: %w", err)
@@ -76,10 +76,15 @@ func (s *supervisor) filter() (int, error) {
 	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
 
 	var sp [2]int
-	if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
+	if e != nil { // made before the early init's clone
+		sp = [2]int{e.sockS, e.sockC}
+		s.fds = append(s.fds, e.sockS)
+	} else if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
 		return -1, fmt.Errorf("socketpair: %w", err)
+	} else {
+		sp[1] = s.keep(sp[1])
 	}
-	s.plan.notifySock = s.keep(sp[1])
+	s.plan.notifySock = sp[1]
 	s.plan.iobuf[0] = 'L'
 	s.plan.iov.Base = &s.plan.iobuf[0]
 	s.plan.iov.SetLen(1)
@@ -89,6 +94,9 @@ func (s *supervisor) filter() (int, error) {
 	s.plan.msg.SetIovlen(1)
 	s.plan.msg.Control = &s.plan.cmsg[0]
 	s.plan.msg.SetControllen(len(s.plan.cmsg))
+	if e != nil {
+		return sp[0], nil
+	}
 	return s.keep(sp[0]), nil
 }
 

@@ -47,6 +47,10 @@ type Input struct {
 	// SeccompLog runs the filter in log mode: every call the policy refuses
 	// is recorded in the result, then answered as the policy would.
 	SeccompLog bool
+	// Early is an init started before the run was known (StartEarly),
+	// adopted when the policy wants the namespaces it made, else
+	// discarded. Run owns it either way.
+	Early *Early
 }
 
 // Run runs in in a jail under policy p, which the caller has validated, and
@@ -58,6 +62,7 @@ func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
 		s.log = func(string, ...any) {}
 	}
 	defer s.closeAll()
+	defer in.Early.Discard() // unless adopted
 	res, err := s.run(ctx)
 	if err != nil {
 		status := StatusInternalError
@@ -148,12 +153,13 @@ func (s *supervisor) start() (jailFds, error) {
 		return none, err
 	}
 	s.plan = plan
-	stdoutR, stderrR, reportR, syncW, err := s.pipes()
+	e := s.adopt()
+	stdoutR, stderrR, reportR, syncW, err := s.pipes(e)
 	if err != nil {
 		return none, err
 	}
 
-	notifyR, err := s.filter()
+	notifyR, err := s.filter(e)
 	if err != nil {
 		return none, err
 	}
@@ -171,20 +177,30 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	slices.Sort(plan.keepFds)
 
-	s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	s.monoFork = time.Duration(ts.Nano())
-	pid, cp, mem, err := s.fork()
-	if err != nil {
-		return none, err
+	var (
+		pid int
+		cp  *childPlan
+		mem *childMem
+	)
+	if e != nil {
+		s.log("namespaces: %s, made by an init started early", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
+		pid, cp, mem = e.pid, e.complete(plan), e.mem
+		s.pidfd, s.monoFork = e.pidfd, e.mono
+	} else {
+		s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		s.monoFork = time.Duration(ts.Nano())
+		if pid, cp, mem, err = s.fork(); err != nil {
+			return none, err
+		}
+		// The child's ends belong to it now.
+		for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
+			s.closeFd(fd)
+		}
 	}
 	defer mem.free()
 	s.pid = pid
-	// The child's ends belong to it now.
-	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
-		s.closeFd(fd)
-	}
 	// A failure from here on may follow from the child's own (it makes its
 	// namespaces meanwhile, and a dead child's maps cannot be written): the
 	// child's report, when it wrote one, is the one to give.
@@ -199,38 +215,69 @@ func (s *supervisor) start() (jailFds, error) {
 		}
 		return none, err
 	}
-	// The cgroup is made now, while the init makes its namespaces (the
-	// network one takes longest), and sent to it: on v2 the directory,
-	// which the init clones pid 2 into; on v1 the hierarchies' tasks files,
-	// which pid 2 writes itself into.
-	if err := s.cgroup(); err != nil {
-		return fail(err)
+	// The cgroup is made while the init makes its namespaces (the network
+	// one takes longest), and sent to it: on v2 the directory, which the
+	// init clones pid 2 into; on v1 the hierarchies' tasks files, which pid
+	// 2 writes itself into. An early init gets the program's stdin first,
+	// and, on v1, the cgroup after its release (lateJoin): it has made its
+	// namespaces while this process read the run, and the cgroup is made
+	// while it builds the root; pid 2 receives the message.
+	late := e != nil && !limits.V2()
+	joinFirst := 0
+	if e != nil {
+		joinFirst = 1
 	}
-	joinCount, into := 0, false
-	if s.cg != nil {
-		if fd := s.cg.IntoFd(); fd >= 0 {
-			if err := sendFds(notifyR, []int{fd}); err != nil {
-				return fail(err)
-			}
-			joinCount, into = 1, true
-		} else {
-			s.joinPaths = s.cg.TaskFiles()
-			if err := sendTaskFiles(notifyR, s.joinPaths); err != nil {
-				return fail(err)
-			}
-			joinCount = len(s.joinPaths)
+	join := func() error {
+		if err := s.cgroup(); err != nil {
+			return err
 		}
+		send, into := []int{}, false
+		if e != nil {
+			send = append(send, plan.stdio[0])
+		}
+		if s.cg != nil {
+			if fd := s.cg.IntoFd(); fd >= 0 {
+				send, into = append(send, fd), true
+			} else {
+				s.joinPaths = s.cg.TaskFiles()
+				tasks, err := openTaskFiles(s.joinPaths)
+				defer closeFds(tasks)
+				if err != nil {
+					return err
+				}
+				send = append(send, tasks...)
+			}
+		}
+		joinCount := len(send) - joinFirst
+		if late {
+			if err := cp.settleLate(joinCount, plan.rlimits, plan.nofile); err != nil {
+				return err
+			}
+		} else {
+			// Whether the filter allows every call of a prepared jail's
+			// last steps depends on the rlimits, known now.
+			if s.prepared {
+				plan.earlyFilter = s.filterEarly()
+			}
+			if err := cp.settle(joinFirst, joinCount, into, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
+				return err
+			}
+		}
+		if len(send) > 0 {
+			return sendFds(notifyR, send)
+		}
+		return nil
 	}
-	// Whether the filter allows every call of a prepared jail's last steps
-	// depends on the rlimits, known now.
-	if s.prepared {
-		plan.earlyFilter = s.filterEarly()
+	if late {
+		cp.lateJoin = true
+		if err := cp.settle(joinFirst, 0, false, nil, rlimit{}, plan.earlyFilter); err != nil {
+			return fail(err)
+		}
+	} else if err := join(); err != nil {
+		return fail(err)
 	}
 	if plan.earlyFilter {
 		s.log("seccomp: loaded early (the filter allows every call of pid 2's last steps)")
-	}
-	if err := cp.settle(joinCount, into, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
-		return fail(err)
 	}
 
 	ids := hostIDs(s.p.Run.UID, s.p.Run.GID)
@@ -245,32 +292,37 @@ func (s *supervisor) start() (jailFds, error) {
 		return fail(fmt.Errorf("release the jail: %w", err))
 	}
 	s.closeFd(syncW)
+	if late {
+		if err := join(); err != nil {
+			return fail(err)
+		}
+	}
 	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
 }
 
-// sendTaskFiles opens the cgroup's v1 tasks files and sends them to the
-// child on the listener's socket, in one message, which it reads once
-// released. The kernel checks a write against the credentials of the
-// file's opener: this process.
-func sendTaskFiles(sock int, paths []string) error {
+// openTaskFiles opens the cgroup's v1 tasks files, for the child, which
+// reads them once released: the kernel checks a write against the
+// credentials of the file's opener, this process. The caller closes them.
+func openTaskFiles(paths []string) ([]int, error) {
 	var fds []int
-	defer func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}()
 	for _, p := range paths {
 		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", p, err)
+			return fds, fmt.Errorf("open %s: %w", p, err)
 		}
 		fds = append(fds, fd)
 	}
-	return sendFds(sock, fds)
+	return fds, nil
 }
 
-// sendFds sends descriptors of the jail's cgroup to the child, in one
-// message on the listener's socket.
+func closeFds(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// sendFds sends descriptors to the child, in one message on the
+// listener's socket: an early init's stdin, the jail's cgroup.
 func sendFds(sock int, fds []int) error {
 	if err := unix.Sendmsg(sock, []byte{'J'}, unix.UnixRights(fds...), nil, 0); err != nil {
 		return fmt.Errorf("send the cgroup to the jail: %w", err)
@@ -280,7 +332,7 @@ func sendFds(sock int, fds []int) error {
 
 // fork clones the jail's init (forkChild).
 func (s *supervisor) fork() (int, *childPlan, *childMem, error) {
-	pid, cp, mem, err := forkChild(s.plan)
+	pid, cp, mem, err := forkChild(s.plan, 0)
 	if errno, ok := err.(syscall.Errno); ok {
 		return 0, nil, nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 	}
@@ -379,9 +431,37 @@ func (s *supervisor) prepare() (*childPlan, error) {
 
 var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount"}
 
-// pipes opens the child's stdio, the release pipe and the report pipe. The
+// pipes opens the child's stdio, the release pipe and the report pipe, or
+// takes those an early init was cloned with, and opens its stdin. The
 // child's ends are kept at 3 or above so that its dup3 onto 0-2 is safe.
-func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
+func (s *supervisor) pipes(e *Early) (stdoutR, stderrR, reportR, syncW int, err error) {
+	c := s.plan
+	if e != nil {
+		// The early init's, made before the clone; the supervisor's ends
+		// are this run's to close, the child's are the init's alone.
+		c.syncR, syncW, c.ctlR, c.ctlW = e.syncR, e.syncW, e.ctlR, e.ctlW
+		reportR, c.reportW = e.reportR, e.reportW
+		stdoutR, c.stdio[1], stderrR, c.stdio[2] = e.stdoutR, e.stdoutW, e.stderrR, e.stderrW
+		s.fds = append(s.fds, syncW, c.ctlW, reportR, stdoutR, stderrR)
+	} else {
+		if stdoutR, stderrR, reportR, syncW, err = s.newPipes(); err != nil || s.prepared {
+			return
+		}
+	}
+	stdin := "/dev/null"
+	if s.in.Stdin != "" {
+		stdin = s.in.Stdin
+	}
+	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, -1, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
+	}
+	c.stdio[0] = s.keep(fd)
+	return
+}
+
+// newPipes makes the pipes of a new init (pipes).
+func (s *supervisor) newPipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 	c := s.plan
 	pair := func(what string) (r, w int, err error) {
 		var p [2]int
@@ -418,17 +498,7 @@ func (s *supervisor) pipes() (stdoutR, stderrR, reportR, syncW int, err error) {
 		if c.goR, s.goW, err = pair("go"); err != nil {
 			return
 		}
-		return
 	}
-	stdin := "/dev/null"
-	if s.in.Stdin != "" {
-		stdin = s.in.Stdin
-	}
-	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, -1, -1, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
-	}
-	c.stdio[0] = s.keep(fd)
 	return
 }
 

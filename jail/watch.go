@@ -382,7 +382,7 @@ var markWords = map[Step]string{
 	stepUnshare:   "namespaces made (mount, ipc, uts, network)",
 	stepRelease:   "released: its id maps written",
 	stepMoveMount: "root built (binds, /proc, /dev, tmpfs, files)",
-	stepCloseFds:  "in its root: host name and session set, pid 2 let in",
+	stepCloseFds:  "in its root: host name set, pid 2 let in",
 	stepSeccomp:   "pid 2: capabilities dropped, limits and filter in place, execve next",
 	stepReaped:    "the program ended, every process of the jail reaped",
 }

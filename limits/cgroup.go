@@ -86,7 +86,7 @@ func mkdirFailed(dir string, err error, hint string) error {
 // cgroup this process may create (rootless without delegation): the caller
 // falls back to rlimits and says so.
 func New(spec Spec) (Cgroup, error) {
-	mount, err := unified()
+	mount, err := unifiedMount()
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,17 @@ func New(spec Spec) (Cgroup, error) {
 	}
 	return newV1(own, name, spec)
 }
+
+// V2 reports whether a run's cgroup would be a v2 one (false for v1, and
+// when there is none).
+func V2() bool {
+	mount, err := unifiedMount()
+	return err == nil && mount != ""
+}
+
+// unifiedMount is unified, looked up once: the hierarchies are mounted
+// before any run.
+var unifiedMount = sync.OnceValues(unified)
 
 // unified is where cgroup v2 is mounted when it holds the controllers, ""
 // for cgroup v1.

@@ -21,6 +21,12 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// early is the jail's init of a run, cloned as gojail starts: it makes its
+// namespaces while the command line and the policy are read, and the run
+// adopts it (jail.StartEarly); nil once the run has it, or if it could not
+// be made (the run then clones its own and reports why that failed).
+var early *jail.Early
+
 func main() {
 	// One run allocates little and ends soon: no collection, unless the
 	// heap grows past what any run needs (output is capped). The scheduler
@@ -29,6 +35,15 @@ func main() {
 	// This process forks nothing but its jails, from Go, and marks no
 	// mapping MADV_DONTFORK of its own.
 	jail.LeanClones = true
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		early, _ = jail.StartEarly()
+	}
+	// Every exit goes through here, also those that never reach a run
+	// (a bad flag, --help): an init no run took is ended and reaped.
+	cli.OsExiter = func(code int) {
+		early.Discard()
+		os.Exit(code)
+	}
 	debug.SetMemoryLimit(256 << 20)
 	app := &cli.App{
 		Name:            "gojail",
@@ -51,7 +66,9 @@ func main() {
 		},
 		OnUsageError: usageError,
 	}
-	if err := app.Run(os.Args); err != nil {
+	err := app.Run(os.Args)
+	early.Discard()
+	if err != nil {
 		if ec, ok := err.(cli.ExitCoder); ok {
 			if msg := ec.Error(); msg != "" {
 				fmt.Fprintln(os.Stderr, "gojail:", msg)

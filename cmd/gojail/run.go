@@ -71,6 +71,7 @@ func runAction(c *cli.Context) error {
 	// cgroup.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	in.Early, early = early, nil // the run's now, adopted or discarded
 	in.Started = func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

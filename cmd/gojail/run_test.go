@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/jail"
 )
 
@@ -286,6 +288,27 @@ func TestNothingLeftBehind(t *testing.T) {
 		cmd.Wait()
 		waitFor(t, func() bool { return countHost(t).procs == before.procs })
 	})
+	t.Run("an init started early and taken by no run is reaped before gojail exits", func(t *testing.T) {
+		// As a subreaper, this process inherits whatever a gojail leaves
+		// when it exits: an early init it had not reaped would be here.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		for _, args := range [][]string{
+			{"run", "--bogus", "--", "/bin/echo", "hi"},
+			{"run", "--help"},
+			{"run", "--policy", "/nonexistent/policy.toml", "--", "/bin/true"},
+			{"run", "--net", "host", "--", "/bin/echo", "hi"},
+			{"run", "--", "/bin/echo", "hi"},
+		} {
+			exec.Command(gojailBin, args...).Run()
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
+				t.Fatalf("gojail %q left a process behind: wait4 gave pid %d, %v", args, pid, err)
+			}
+		}
+	})
 	t.Run("after every outcome the host is as it was", func(t *testing.T) {
 		py(t, "print(1)")
 		py(t, "import time; time.sleep(9)", "--timeout", "100ms")
@@ -347,5 +370,32 @@ func TestPositionIndependentBuild(t *testing.T) {
 	}
 	if r.Status != jail.StatusOK || r.Stdout != "pie\n" {
 		t.Fatalf("%s %q (error %q), want ok \"pie\\n\"", r.Status, r.Stdout, r.Error)
+	}
+}
+
+// gojail run clones the jail's init as it starts, and the run adopts it
+// when the policy wants the namespaces it made; a run on the host's
+// network clones its own.
+func TestEarlyInit(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		early bool
+	}{{nil, true}, {[]string{"--net", "loopback"}, true}, {[]string{"--net", "host"}, false}} {
+		args := append(append([]string{"run", "--debug", "--json"}, tc.flags...), "--", "/bin/echo", "hi")
+		cmd := exec.Command(gojailBin, args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		cmd.Wait()
+		r := decode(t, stdout.String())
+		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
+			t.Errorf("%q: %s %q (error %q), want ok \"hi\\n\"", tc.flags, r.Status, r.Stdout, r.Error)
+		}
+		if got := strings.Contains(stderr.String(), "made by an init started early"); got != tc.early {
+			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, stderr.String())
+		}
 	}
 }

@@ -1,0 +1,78 @@
+package jail_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gojail/gojail/jail"
+	"github.com/gojail/gojail/policy"
+)
+
+// An init started early serves the run that adopts it: its stdin comes
+// with the cgroup's descriptors, and its plan is the run's, written after
+// the clone (the program, its arguments and its stdin are not known at the
+// clone). Nothing is left: no descriptor, child, mount or cgroup.
+func TestEarlyAdopted(t *testing.T) {
+	p, before := baseline(t, 1)
+	in := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(in, []byte("early stdin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		e, err := jail.StartEarly()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		r := jail.Run(context.Background(), &p, jail.Input{
+			Program: "/bin/sh", Args: []string{"-c", "cat; echo $0 $1", "arg0", "arg1"}, Stdin: in, Early: e,
+			Log: func(f string, a ...any) { log.WriteString(f + "\n") },
+		})
+		if r.Status != jail.StatusOK || r.Stdout != "early stdin\narg0 arg1\n" {
+			t.Fatalf("run %d: %s %q, stdout %q", i, r.Status, r.Error, r.Stdout)
+		}
+		if !strings.Contains(log.String(), "made by an init started early") {
+			t.Fatalf("run %d: the early init was not adopted:\n%s", i, log.String())
+		}
+	}
+	sameHost(t, before)
+}
+
+// A run whose policy wants other namespaces (the host's network) discards
+// the early init and clones its own; so does Discard, for a run that never
+// comes. Either way the early init is reaped.
+func TestEarlyDiscarded(t *testing.T) {
+	p, before := baseline(t, 1)
+	host := p
+	host.Net.Mode = policy.NetHost
+	e, err := jail.StartEarly()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	r := jail.Run(context.Background(), &host, jail.Input{Program: "/bin/true", Early: e,
+		Log: func(f string, a ...any) { log.WriteString(f + "\n") }})
+	if r.Status != jail.StatusOK {
+		t.Fatalf("run: %s %q", r.Status, r.Error)
+	}
+	if !strings.Contains(log.String(), "does not fit this run") || strings.Contains(log.String(), "made by an init started early") {
+		t.Fatalf("the early init was adopted by a run on the host's network:\n%s", log.String())
+	}
+	sameHost(t, before)
+
+	e, err = jail.StartEarly()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Discard()
+	e.Discard() // a second time does nothing
+	sameHost(t, before)
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err != syscall.ECHILD {
+		t.Fatalf("a child is left after Discard: %v", err)
+	}
+}
