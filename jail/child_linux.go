@@ -722,34 +722,11 @@ func childProgram(c *childPlan) {
 	// its execve) and its oom_score_adj file.
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
-	// Into the jail's cgroup before anything else, on v1 (on v2 clone3 put
-	// this process there): "0", this thread, to each hierarchy's tasks
-	// file, which moves only the writer and takes no global lock (moving
-	// another process takes the threadgroup lock, whose first writer waits
-	// for an RCU grace period).
-	step = stepJoinCgroup
-	if c.lateJoin {
-		if e1 = recvJoin(c); e1 != 0 {
-			goto fail
-		}
-	}
-	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.joinInto; i++ {
-		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
-			goto failOp
-		}
-		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-	}
-	i = 0
-	// Its cgroup namespace is rooted there, so that the jail sees its own
-	// cgroup as "/".
-	step = stepCgroupns
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e1 != 0 {
-		goto fail
-	}
-	if step, e1 = becomeUser(c); e1 != 0 {
-		goto fail
-	}
+	// First what needs neither the cgroup nor the jail's user (an early
+	// init's pid 2 may wait for its cgroup below, while the init builds the
+	// root): its own session, the dispositions, the listener's socket, and
+	// the bounding and ambient capability sets (the effective set, which the
+	// steps up to capset use, is untouched).
 	step = stepSetsid
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
 		goto fail
@@ -780,6 +757,35 @@ func childProgram(c *childPlan) {
 	}
 	step = stepCapAmbient
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+
+	// Into the jail's cgroup before anything of the program's, on v1 (on
+	// v2 clone3 put this process there): "0", this thread, to each
+	// hierarchy's tasks file, which moves only the writer and takes no
+	// global lock (moving another process takes the threadgroup lock, whose
+	// first writer waits for an RCU grace period).
+	step = stepJoinCgroup
+	if c.lateJoin {
+		if e1 = recvJoin(c); e1 != 0 {
+			goto fail
+		}
+	}
+	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.joinInto; i++ {
+		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
+			goto failOp
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	i = 0
+	// Its cgroup namespace is rooted there, so that the jail sees its own
+	// cgroup as "/".
+	step = stepCgroupns
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if step, e1 = becomeUser(c); e1 != 0 {
 		goto fail
 	}
 	step = stepCapset
