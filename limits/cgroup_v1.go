@@ -17,15 +17,17 @@ import (
 // hierarchy, nested under this process's own cgroup there so that limits
 // set on the caller still apply.
 type v1 struct {
-	dirs map[string]string // controller -> the run's directory
-	k    counters
+	dirs  map[string]string // controller -> the run's directory
+	k     counters
+	own   map[string]string // this process's cgroups, for the sweep
+	sweep bool              // Remove then removes what dead runs left (sweepV1)
 }
 
 // v1Controllers are the hierarchies a run uses; cpu is optional (quota).
 var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
 
 func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
-	cg := &v1{dirs: map[string]string{}}
+	cg := &v1{dirs: map[string]string{}, own: own}
 	for _, ctrl := range v1Controllers {
 		if ctrl == "cpu" && spec.CPUs == 0 {
 			continue
@@ -36,34 +38,28 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 			return nil, &ErrNoCgroup{fmt.Sprintf("cgroup v1 has no %s hierarchy in /proc/self/cgroup", ctrl)}
 		}
 		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
-		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			cg.Remove()
-			return nil, mkdirFailed(parent, err, "")
-		}
-		// Every hierarchy is looked through: a run cut short while its
-		// directories were made or removed may have left some and not
-		// others.
-		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
-			dirs := v1Dirs(own, n)
-			for _, ctrl := range slices.Backward(v1Controllers) {
-				if dir, ok := dirs[ctrl]; ok {
-					unix.Rmdir(dir) // EBUSY while it holds processes
-				}
-			}
-		})
 		dir := filepath.Join(parent, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			if errors.Is(err, os.ErrExist) && cg.made(dir) {
+		err := unix.Mkdir(dir, 0o755)
+		if err == unix.ENOENT { // the first run under this cgroup
+			if err := unix.Mkdir(parent, 0o755); err != nil && err != unix.EEXIST {
+				cg.Remove()
+				return nil, mkdirFailed(parent, &os.PathError{Op: "mkdir", Path: parent, Err: err}, "")
+			}
+			err = unix.Mkdir(dir, 0o755)
+		}
+		if err != nil {
+			if err == unix.EEXIST && cg.made(dir) {
 				// Controllers mounted together (cpu,cpuacct on many
 				// hosts): one directory serves both.
 				cg.dirs[ctrl] = dir
 				continue
 			}
 			cg.Remove()
-			return nil, mkdirFailed(dir, err, "")
+			return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
 		}
 		cg.dirs[ctrl] = dir
 	}
+	cg.sweep = true
 	if err := cg.set(spec); err != nil {
 		cg.Remove()
 		return nil, err
@@ -237,5 +233,31 @@ func (c *v1) Remove() error {
 			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
 	}
+	if c.sweep {
+		c.sweep = false
+		sweepV1(c.own)
+	}
 	return errors.Join(errs...)
+}
+
+// sweepV1 removes the run cgroups that runs killed with SIGKILL left
+// behind, in every hierarchy: a run cut short while its directories were
+// made or removed may have left some and not others. Each run does it as
+// it removes its own, while its init's namespaces are torn down.
+func sweepV1(own map[string]string) {
+	for _, ctrl := range v1Controllers {
+		path, ok := own[ctrl]
+		if !ok {
+			continue
+		}
+		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
+		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
+			dirs := v1Dirs(own, n)
+			for _, ctrl := range slices.Backward(v1Controllers) {
+				if dir, ok := dirs[ctrl]; ok {
+					unix.Rmdir(dir) // EBUSY while it holds processes
+				}
+			}
+		})
+	}
 }
