@@ -2,7 +2,6 @@ package jail
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -92,21 +91,18 @@ func ignoredSignals() []uintptr {
 	return sigs
 }
 
-var (
-	lastCapOnce sync.Once
-	lastCapVal  int
-)
-
-// lastCap reads the kernel's highest capability number.
-func lastCap() int {
-	lastCapOnce.Do(func() {
-		lastCapVal = 40 // CAP_CHECKPOINT_RESTORE, Linux 5.9
-		if b, err := limits.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-			var n int
-			if _, err := fmt.Sscan(string(b), &n); err == nil && n > 0 && n < 64 {
-				lastCapVal = n
-			}
+// lastCap is the kernel's highest capability number: the last that
+// PR_CAPBSET_READ knows (it refuses a number past it with EINVAL), found
+// in a few calls rather than a read of /proc/sys/kernel/cap_last_cap.
+var lastCap = sync.OnceValue(func() int {
+	lo, hi := 0, 63 // lo is known, hi+1 is not
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_READ, uintptr(mid), 0); e == syscall.EINVAL {
+			hi = mid - 1
+		} else {
+			lo = mid
 		}
-	})
-	return lastCapVal
-}
+	}
+	return lo
+})

@@ -36,9 +36,9 @@ type request struct {
 }
 
 func batchCommand() *cli.Command {
-	flags := []cli.Flag{&cli.IntFlag{Name: "prepare", Value: 2, Usage: "jails kept prepared ahead of the requests"}}
+	flags := []cli.Flag{intFlag(&cli.IntFlag{Name: "prepare", Value: 2, Usage: "jails kept prepared ahead of the requests"})}
 	for _, f := range runCommand().Flags {
-		switch flagName(f) {
+		switch f.Names()[0] {
 		case "c", "json", "stdin", "seccomp-log":
 		default:
 			flags = append(flags, f)

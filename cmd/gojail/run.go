@@ -24,19 +24,19 @@ func runCommand() *cli.Command {
 		Usage:     "run FILE, -c CODE, or -- PROGRAM in a jail",
 		ArgsUsage: "FILE [ARGS...] | -c CODE [ARGS...] | -- PROGRAM [ARGS...]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "policy", Usage: "a preset (" + strings.Join(policy.PresetNames(), ", ") + ") or a TOML policy file"},
-			&cli.StringFlag{Name: "c", Usage: "run `CODE` given inline (python unless --policy says otherwise)"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON result object instead of the program's output"},
-			&cli.StringFlag{Name: "stdin", Usage: "the program's standard input (default: empty)", TakesFile: true},
-			&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 500ms, 2s"},
-			&cli.StringFlag{Name: "cpu-time", Usage: "CPU-time limit of the whole process tree, e.g. 1s"},
-			&cli.StringFlag{Name: "memory", Usage: "memory limit of the whole tree, e.g. 64MiB"},
-			&cli.StringFlag{Name: "pids", Usage: "most processes and threads alive at once"},
-			&cli.StringFlag{Name: "output-limit", Usage: "bytes kept of each of stdout and stderr, e.g. 64KiB"},
-			&cli.StringFlag{Name: "net", Usage: "none, loopback or host"},
-			&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)"},
-			&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"},
-			&cli.BoolFlag{Name: "seccomp-log", Usage: "record every system call the seccomp policy refuses (in the JSON result's seccomp_log, else on stderr), answering each as the policy would"},
+			stringFlag(&cli.StringFlag{Name: "policy", Usage: "a preset (" + strings.Join(policy.PresetNames(), ", ") + ") or a TOML policy file"}),
+			stringFlag(&cli.StringFlag{Name: "c", Usage: "run `CODE` given inline (python unless --policy says otherwise)"}),
+			boolFlag(&cli.BoolFlag{Name: "json", Usage: "print one JSON result object instead of the program's output"}),
+			stringFlag(&cli.StringFlag{Name: "stdin", Usage: "the program's standard input (default: empty)", TakesFile: true}),
+			stringFlag(&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 500ms, 2s"}),
+			stringFlag(&cli.StringFlag{Name: "cpu-time", Usage: "CPU-time limit of the whole process tree, e.g. 1s"}),
+			stringFlag(&cli.StringFlag{Name: "memory", Usage: "memory limit of the whole tree, e.g. 64MiB"}),
+			stringFlag(&cli.StringFlag{Name: "pids", Usage: "most processes and threads alive at once"}),
+			stringFlag(&cli.StringFlag{Name: "output-limit", Usage: "bytes kept of each of stdout and stderr, e.g. 64KiB"}),
+			stringFlag(&cli.StringFlag{Name: "net", Usage: "none, loopback or host"}),
+			sliceFlag(&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)"}),
+			boolFlag(&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"}),
+			boolFlag(&cli.BoolFlag{Name: "seccomp-log", Usage: "record every system call the seccomp policy refuses (in the JSON result's seccomp_log, else on stderr), answering each as the policy would"}),
 		},
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("%v (see gojail run --help)", err)), jsonWanted())
@@ -227,21 +227,42 @@ func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 	return errors.Join(errs...)
 }
 
-// flagName is a flag's name as defined: cli.Flag's Names runs a regular
-// expression over every name, which every gojail would pay at start.
-func flagName(f cli.Flag) string {
-	switch f := f.(type) {
-	case *cli.StringFlag:
-		return f.Name
-	case *cli.BoolFlag:
-		return f.Name
-	case *cli.StringSliceFlag:
-		return f.Name
-	case *cli.IntFlag:
-		return f.Name
+// The run's flags, each with the names it was defined with: cli.Flag's
+// Names runs a regular expression over every name, and cli calls it for
+// every flag on every lookup (each IsSet, each flag's action check), which
+// every gojail would pay at start.
+type (
+	quickString struct {
+		*cli.StringFlag
+		names []string
 	}
-	return f.Names()[0]
+	quickBool struct {
+		*cli.BoolFlag
+		names []string
+	}
+	quickSlice struct {
+		*cli.StringSliceFlag
+		names []string
+	}
+	quickInt struct {
+		*cli.IntFlag
+		names []string
+	}
+)
+
+func stringFlag(f *cli.StringFlag) cli.Flag {
+	return quickString{f, append([]string{f.Name}, f.Aliases...)}
 }
+func boolFlag(f *cli.BoolFlag) cli.Flag { return quickBool{f, append([]string{f.Name}, f.Aliases...)} }
+func sliceFlag(f *cli.StringSliceFlag) cli.Flag {
+	return quickSlice{f, append([]string{f.Name}, f.Aliases...)}
+}
+func intFlag(f *cli.IntFlag) cli.Flag { return quickInt{f, append([]string{f.Name}, f.Aliases...)} }
+
+func (f quickString) Names() []string { return f.names }
+func (f quickBool) Names() []string   { return f.names }
+func (f quickSlice) Names() []string  { return f.names }
+func (f quickInt) Names() []string    { return f.names }
 
 // setFlags names the flags given on the command line, read once: cli's
 // IsSet looks through every flag's names (a regular expression each) on
