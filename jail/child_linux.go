@@ -115,15 +115,10 @@ type childPlan struct {
 
 	// pid 2 is cloned (clone3Stack) onto a stack of its own in childMem,
 	// sharing the init's memory: prog is childProgram's entry, gp the g.
-	pid2Args cloneArgs
-	prog, gp uintptr
-	// detachOldRoot's thread: its clone, on a stack of its own in childMem,
-	// and its entry.
-	umountArgs  cloneArgs
-	umountFn    uintptr
-	umountStack []byte
-	goAhead     uint32 // futex: the init has built the root, pid 2 may finish
-	pid2Marks   markBuf
+	pid2Args  cloneArgs
+	prog, gp  uintptr
+	goAhead   uint32 // futex: the init has built the root, pid 2 may finish
+	pid2Marks markBuf
 }
 
 // markBuf is what mark writes and sends, one per process (the init and pid
@@ -135,16 +130,6 @@ type markBuf struct {
 
 // initVars are the init's larger variables, and those pid 2 reads too.
 type initVars struct {
-	// detachOldRoot's: the old root's mount ID, and its thread's result.
-	oldRoot     uint64
-	statx       unix.Statx_t
-	mntReq      mntIDReq
-	statmount   [1024]byte
-	umountDone  uint32
-	umountErrno uint32
-	cpus, one   [16]uint64 // CPU masks (1024 CPUs)
-	cpu         uint32
-
 	rep    report
 	attr   mountAttr
 	pfd    [3]unix.PollFd
@@ -247,11 +232,8 @@ func (m *childMem) plan(c *childPlan) *childPlan {
 	cp := c.into(m)
 	cp.pid2Args = cloneArgs{flags: unix.CLONE_VM, exitSignal: uint64(syscall.SIGCHLD)}
 	cp.pid2Args.stack, cp.pid2Args.stackSize = m.stack2()
-	prog, umount := childProgram, umountOldRoot
+	prog := childProgram
 	cp.prog, cp.gp = **(**uintptr)(unsafe.Pointer(&prog)), m.g
-	cp.umountFn = **(**uintptr)(unsafe.Pointer(&umount))
-	cp.umountArgs = cloneArgs{flags: unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_SETTLS,
-		tls: uint64(m.tls), stack: uint64(uintptr(unsafe.Pointer(&cp.umountStack[0]))), stackSize: uint64(len(cp.umountStack) - callerFrame)}
 	return cp
 }
 
@@ -584,16 +566,10 @@ func childInit(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
 		goto fail
 	}
-	// The old root's unique mount ID (Linux 6.8), for detachOldRoot.
-	v.oldRoot = 0
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_STATX, atFDCWD, uintptr(unsafe.Pointer(&slash[0])), 0, statxMntIDUnique,
-		uintptr(unsafe.Pointer(&v.statx)), 0); e1 == 0 && v.statx.Mask&statxMntIDUnique != 0 {
-		v.oldRoot = v.statx.Mnt_id
-	}
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(c.dot)), uintptr(unsafe.Pointer(c.dot)), 0); e1 != 0 {
 		goto fail
 	}
-	if e1 = detachOldRoot(c, v); e1 != 0 {
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0); e1 != 0 {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, rootfd, 0, 0)
@@ -910,95 +886,6 @@ failOp:
 		failExit(c, step, i, e1)
 	}
 }
-
-// detachOldRoot detaches the host's root, which pivot_root stacked on the
-// new one, with a lazy unmount. The unmount's system call returns only
-// after an RCU grace period (0.1-0.2 ms here), which frees the mounts; they
-// are out of the namespace before that wait. So a thread of the init makes
-// the call, and the init goes on as soon as statmount no longer finds the
-// old root in its namespace (Linux 6.8), or the call has returned; the
-// thread ends when it does. Without a unique mount ID (older kernels) the
-// init makes the call itself.
-//
-//go:norace
-//go:nocheckptr
-func detachOldRoot(c *childPlan, v *initVars) syscall.Errno {
-	if v.oldRoot == 0 || c.umountFn == 0 {
-		_, _, e1 := syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0)
-		return e1
-	}
-	v.umountDone, v.umountErrno = 0, 0
-	// The thread starts on this CPU (it inherits this affinity, which the
-	// init then takes back), where the init yields to it: on another, it
-	// would wait for pid 2.
-	n, _, e1 := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(v.cpus), uintptr(unsafe.Pointer(&v.cpus)))
-	pinned := false
-	if e1 == 0 {
-		if _, _, e1 = syscall.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&v.cpu)), 0, 0); e1 == 0 && v.cpu < 8*uint32(unsafe.Sizeof(v.one)) {
-			v.one = [len(v.one)]uint64{}
-			v.one[v.cpu/64] = 1 << (v.cpu % 64)
-			_, _, e1 = syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(v.one), uintptr(unsafe.Pointer(&v.one)))
-			pinned = e1 == 0
-		}
-	}
-	_, e1 = clone3Stack(unsafe.Pointer(&c.umountArgs), unsafe.Sizeof(c.umountArgs), c.umountFn, unsafe.Pointer(c), c.gp)
-	if pinned {
-		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, n, uintptr(unsafe.Pointer(&v.cpus)))
-	}
-	if e1 != 0 {
-		_, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0)
-		return e1
-	}
-	v.mntReq = mntIDReq{size: mntIDReqSize, mntID: v.oldRoot, param: statmountMntBasic}
-	for {
-		if spinLoad(&v.umountDone, 1) != 0 {
-			return syscall.Errno(v.umountErrno)
-		}
-		// statmount waits while the unmount holds the namespace's lock.
-		_, _, e1 := syscall.RawSyscall6(sysStatmount, uintptr(unsafe.Pointer(&v.mntReq)), uintptr(unsafe.Pointer(&v.statmount[0])),
-			uintptr(len(v.statmount)), 0, 0, 0)
-		if e1 == syscall.ENOENT {
-			return 0
-		}
-		if e1 != 0 { // no statmount after all: the thread's answer
-			for spinLoad(&v.umountDone, 1) == 0 {
-				syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&v.umountDone)), futexWaitPrivate, 0, 0, 0, 0)
-			}
-			return syscall.Errno(v.umountErrno)
-		}
-		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) // the thread may be waiting for this CPU
-	}
-}
-
-// umountOldRoot is detachOldRoot's thread: it unmounts, says how that
-// went, and ends (the thread only).
-//
-//go:nosplit
-//go:norace
-//go:nocheckptr
-func umountOldRoot(c *childPlan) {
-	_, _, e1 := syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0)
-	c.vars.umountErrno = uint32(e1)
-	c.vars.umountDone = 1 // a plain store, seen after the one above (x86)
-	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.vars.umountDone)), futexWakePrivate, 1, 0, 0, 0)
-	for {
-		syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
-	}
-}
-
-// mntIDReq is struct mnt_id_req for statmount(2), its first version.
-type mntIDReq struct {
-	size, spare  uint32
-	mntID, param uint64
-}
-
-const (
-	sysStatmount      = 457     // x86-64, Linux 6.8
-	mntIDReqSize      = 24      // MNT_ID_REQ_SIZE_VER0
-	statmountMntBasic = 0x2     // STATMOUNT_MNT_BASIC
-	statxMntIDUnique  = 0x4000  // STATX_MNT_ID_UNIQUE, Linux 6.8
-	umountStack       = 8 << 10 // detachOldRoot's thread
-)
 
 // recvJoin receives the supervisor's message of descriptors: one
 // SCM_RIGHTS message (its length in the header's first word;

@@ -237,7 +237,6 @@ func (c *childPlan) into(m *childMem) *childPlan {
 		}
 	}
 	n.hostname = memCopy(m, c.hostname)
-	n.umountStack = memMake[byte](m, umountStack)
 	n.rlimits = memMake[rlimit](m, maxRlimits)[:0] // settle's
 	n.workdir = m.cstr(c.workdir)
 	n.dot = m.cstr(c.dot)
