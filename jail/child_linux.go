@@ -388,10 +388,6 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
-	// pid 2 is the longer path from here (its cgroup may still be on its
-	// way, then its limits and filter), and may be waiting for this CPU:
-	// on two, the supervisor has the other. Let it take its first steps.
-	syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.lateJoin; i++ {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
 	}
