@@ -241,3 +241,31 @@ func TestOOMScoreAdjustments(t *testing.T) {
 		t.Fatalf("program and init oom_score_adj %q, want %q (the init's is the caller's)", o.res.Stdout, want)
 	}
 }
+
+// The host's root, which pivot_root stacks on the jail's and the init
+// unmounts, is gone before the program starts: the first thing cat does,
+// many times over, shows only the jail's mounts.
+func TestOldRootGone(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		o := gojail(t, "--", "/bin/cat", "/proc/self/mountinfo")
+		o.want(t, jail.StatusOK, 0)
+		var points []string
+		for _, line := range strings.Split(strings.TrimSpace(o.res.Stdout), "\n") {
+			if f := strings.Fields(line); len(f) > 4 {
+				points = append(points, f[4])
+			}
+		}
+		roots := 0
+		for _, p := range points {
+			if p == "/" {
+				roots++
+			}
+			if p == "/sys" || strings.HasPrefix(p, "/sys/") || p == "/mnt" {
+				t.Fatalf("run %d: a host mount point %s in the jail:\n%s", i, p, o.res.Stdout)
+			}
+		}
+		if roots != 1 || len(points) < 5 {
+			t.Fatalf("run %d: %d mounts at /, %d in all, want the jail's root alone at /:\n%s", i, roots, len(points), o.res.Stdout)
+		}
+	}
+}

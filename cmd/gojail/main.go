@@ -14,30 +14,23 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	_ "github.com/gojail/gojail/cmd/gojail/internal/oneproc"
-	"github.com/gojail/gojail/jail"
+	startup "github.com/gojail/gojail/cmd/gojail/internal/early"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// early is the jail's init of a run, cloned as gojail starts: it makes its
-// namespaces while the command line and the policy are read, and the run
-// adopts it (jail.StartEarly); nil once the run has it, or if it could not
-// be made (the run then clones its own and reports why that failed).
-var early *jail.Early
+// early is the jail's init of a run, cloned as gojail starts (package
+// early): it makes its namespaces while the command line and the policy
+// are read, and the run adopts it; nil once the run has it, or for another
+// command.
+var early = startup.Init
 
 func main() {
 	// One run allocates little and ends soon: no collection, unless the
 	// heap grows past what any run needs (output is capped). The scheduler
 	// has one P (package oneproc).
 	debug.SetGCPercent(-1)
-	// This process forks nothing but its jails, from Go, and marks no
-	// mapping MADV_DONTFORK of its own.
-	jail.LeanClones = true
-	if len(os.Args) > 1 && os.Args[1] == "run" {
-		early, _ = jail.StartEarly()
-	}
 	// Every exit goes through here, also those that never reach a run
 	// (a bad flag, --help): an init no run took is ended and reaped.
 	cli.OsExiter = func(code int) {
