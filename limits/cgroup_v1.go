@@ -24,7 +24,14 @@ type v1 struct {
 }
 
 // v1Controllers are the hierarchies a run uses; cpu is optional (quota).
-var v1Controllers = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
+// The pid namespace's end kills every process of a run, and Kill needs no
+// freezer (each directory costs a run some 50 µs to make, join and
+// remove).
+var v1Controllers = []string{"memory", "pids", "cpuacct", "cpu"}
+
+// v1Swept are the hierarchies swept for leftovers: those a run uses, and
+// the freezer, which runs of earlier versions used too.
+var v1Swept = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
 
 func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 	cg := &v1{dirs: map[string]string{}, own: own}
@@ -88,7 +95,7 @@ func (c *v1) made(dir string) bool {
 // hierarchy this process shares with it.
 func v1Dirs(own map[string]string, name string) map[string]string {
 	dirs := map[string]string{}
-	for _, ctrl := range v1Controllers {
+	for _, ctrl := range v1Swept {
 		if path, ok := own[ctrl]; ok {
 			dirs[ctrl] = filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail", name)
 		}
@@ -180,13 +187,20 @@ func (c *v1) Usage(counters bool) (Usage, error) {
 	return u, errors.Join(errs...)
 }
 
-// Kill freezes the cgroup so that nothing in it can fork meanwhile, kills
-// every process, and thaws it so that the kills are delivered.
+// Kill kills every process in the cgroup, again while any is left (a
+// process may fork between the listing and its kill), at most 100 times.
+// A leftover of an earlier version with a freezer directory is frozen
+// first, so that nothing in it can fork meanwhile, and thawed after, so
+// that the kills are delivered.
 func (c *v1) Kill() error {
 	fz := c.dirs["freezer"]
 	if fz == "" {
-		_, err := killProcs(c.dirs["pids"])
-		return err
+		for i := 0; i < 100; i++ {
+			if n, err := killProcs(c.dirs["pids"]); n == 0 || err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if err := write(fz, "freezer.state", "FROZEN"); err != nil {
 		return err
@@ -213,7 +227,7 @@ func (c *v1) Remove() error {
 	// others, and there is no process list to read. (A leftover may lack
 	// some: ENOENT looks at the next.)
 	empty := len(c.dirs) == 0
-	for _, ctrl := range slices.Backward(v1Controllers) {
+	for _, ctrl := range slices.Backward(v1Swept) {
 		if dir, ok := c.dirs[ctrl]; ok {
 			err := unix.Rmdir(dir)
 			if err == unix.ENOENT {
@@ -228,7 +242,7 @@ func (c *v1) Remove() error {
 			errs = append(errs, c.Kill())
 		}
 	}
-	for _, ctrl := range slices.Backward(v1Controllers) {
+	for _, ctrl := range slices.Backward(v1Swept) {
 		if dir, ok := c.dirs[ctrl]; ok {
 			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
@@ -245,7 +259,7 @@ func (c *v1) Remove() error {
 // made or removed may have left some and not others. Each run does it as
 // it removes its own, while its init's namespaces are torn down.
 func sweepV1(own map[string]string) {
-	for _, ctrl := range v1Controllers {
+	for _, ctrl := range v1Swept {
 		path, ok := own[ctrl]
 		if !ok {
 			continue
@@ -253,7 +267,7 @@ func sweepV1(own map[string]string) {
 		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
 		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
 			dirs := v1Dirs(own, n)
-			for _, ctrl := range slices.Backward(v1Controllers) {
+			for _, ctrl := range slices.Backward(v1Swept) {
 				if dir, ok := dirs[ctrl]; ok {
 					unix.Rmdir(dir) // EBUSY while it holds processes
 				}
