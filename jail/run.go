@@ -504,12 +504,7 @@ func (s *supervisor) newPipes() (stdoutR, stderrR, reportR, syncW int, err error
 
 // keep records fd for closing and moves it to 3 or above.
 func (s *supervisor) keep(fd int) int {
-	if fd < 3 {
-		if nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
-			syscall.Close(fd)
-			fd = nfd
-		}
-	}
+	fd = above2(fd)
 	s.fds = append(s.fds, fd)
 	return fd
 }

@@ -234,3 +234,22 @@ func compile(t *testing.T, src string) string {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// gojailDebug runs gojail run --debug --json with args and returns its
+// result and its --debug log (stderr).
+func gojailDebug(t *testing.T, args ...string) (jail.Result, string) {
+	t.Helper()
+	cmd := exec.Command(gojailBin, append([]string{"run", "--debug", "--json"}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	cmd.Wait()
+	var r jail.Result
+	if err := jsonUnmarshal([]byte(stdout.String()), &r); err != nil {
+		t.Fatalf("gojail %q: %v: %q\n%s", args, err, stdout.String(), stderr.String())
+	}
+	return r, stderr.String()
+}

@@ -381,21 +381,12 @@ func TestEarlyInit(t *testing.T) {
 		flags []string
 		early bool
 	}{{nil, true}, {[]string{"--net", "loopback"}, true}, {[]string{"--net", "host"}, false}} {
-		args := append(append([]string{"run", "--debug", "--json"}, tc.flags...), "--", "/bin/echo", "hi")
-		cmd := exec.Command(gojailBin, args...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		track(cmd)
-		cmd.Wait()
-		r := decode(t, stdout.String())
+		r, debug := gojailDebug(t, append(tc.flags, "--", "/bin/echo", "hi")...)
 		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
 			t.Errorf("%q: %s %q (error %q), want ok \"hi\\n\"", tc.flags, r.Status, r.Stdout, r.Error)
 		}
-		if got := strings.Contains(stderr.String(), "made by an init started early"); got != tc.early {
-			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, stderr.String())
+		if got := strings.Contains(debug, "made by an init started early"); got != tc.early {
+			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, debug)
 		}
 	}
 }

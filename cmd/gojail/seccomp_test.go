@@ -193,22 +193,11 @@ func TestFilterLoadedEarly(t *testing.T) {
 		policy string
 		early  bool
 	}{{"exec", true}, {pol, false}} {
-		cmd := exec.Command(gojailBin, "run", "--debug", "--json", "--policy", tc.policy, "--", "/bin/echo", "hi")
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		track(cmd)
-		cmd.Wait()
-		var r jail.Result
-		if err := jsonUnmarshal([]byte(stdout.String()), &r); err != nil {
-			t.Fatalf("%s: %v: %q\n%s", tc.policy, err, stdout.String(), stderr.String())
-		}
+		r, debug := gojailDebug(t, "--policy", tc.policy, "--", "/bin/echo", "hi")
 		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
 			t.Errorf("%s: %s %q (error %q), want ok \"hi\\n\"", tc.policy, r.Status, r.Stdout, r.Error)
 		}
-		if got := strings.Contains(stderr.String(), "seccomp: loaded early"); got != tc.early {
+		if got := strings.Contains(debug, "seccomp: loaded early"); got != tc.early {
 			t.Errorf("%s: filter loaded early %v, want %v", tc.policy, got, tc.early)
 		}
 	}
