@@ -65,16 +65,30 @@ hyperfine -N --style none --warmup 10 --runs "$runs" --export-json "$out/binds.j
 	-n 5 "$gojail run -- /bin/true" -n 50 "$gojail run --policy $out/binds50.toml -- /bin/true" \
 	-n 500 "$gojail run --policy $out/binds500.toml -- /bin/true" >/dev/null 2>&1
 
+# The same budgets with the runs paired: each gojail run in turn with one
+# of the other command's (pair), so that a drift of the machine falls on
+# both alike; the median of the paired differences.
+pair="$(dirname "$gojail")/bench-pair" # built by make bench from testdata/bench/pair
+pairs=$(( runs * 5 / 2 < 500 ? runs * 5 / 2 : 500 ))
+paired="$("$pair" "$pairs" /bin/true :: $gojail run -- /bin/true)"
+paired="$paired:$("$pair" "$pairs" $bwrap /bin/true :: $gojail run -- /bin/true)"
+paired="$paired:$("$pair" "$pairs" /usr/bin/python3 -c pass :: $gojail run -c pass)"
+paired="$paired:$("$pair" "$pairs" $bwrap /usr/bin/python3 -c pass :: $gojail run -c pass)"
+
 # Prepared jails (gojail batch): requests 20 ms apart, so that the next jail
 # is prepared between them; latency from request to result, per request.
 m=$(( n < 200 ? n : 200 ))
 for i in $(seq "$m"); do echo '{"program": "/bin/true"}'; sleep 0.02; done |
 	"$gojail" batch --policy exec >"$out/batch.jsonl"
 
-/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" "$scale" <<'PY'
+/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" "$scale" "$paired" "$pairs" <<'PY'
 import json, os, platform, statistics, subprocess, sys, datetime
 out, n, tps, path = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3:6]], sys.argv[6]
 scale = [tuple(int(v) for v in x.split(":")) for x in sys.argv[7].split()]
+pr = [[float(v) for v in x.split()] for x in sys.argv[8].split(":")]  # other, gojail, gojail - other
+npairs = sys.argv[9]
+paired = [f"| {label} | +{pr[i][2]:.2f} ms | {pr[i + 1][2]:+.2f} ms | {pr[i + 1][1] / pr[i + 1][0]:.2f} |"
+          for i, label in ((0, "/bin/true"), (2, "python3 -c pass"))]
 rows = []
 for name, label in [("true", "/bin/true"), ("python", "python3 -c pass"), ("node", "node, a file holding 0"), ("csv", "CSV job (100,000 rows)")]:
     res = {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(os.path.join(out, name + ".json")))["results"]}
@@ -99,6 +113,10 @@ text = "\n".join([
     "| workload | bare | gojail | bubblewrap | gojail - bare | gojail / bare | gojail / bubblewrap |",
     "|---|---|---|---|---|---|---|",
     *rows, "",
+    f"The same with the runs paired ({npairs} pairs each: a gojail run in turn with one of the other command's, so that a drift",
+    "of the machine falls on both alike): the median of the paired differences.", "",
+    "| workload | gojail - bare | gojail - bubblewrap | gojail / bubblewrap |", "|---|---|---|---|",
+    *paired, "",
     f"Runs at once ({n} runs of /bin/true, P at a time): wall time per run, gojail and bare.", "",
     "| at once | gojail | bare | gojail / bare |", "|---|---|---|---|",
     *[f"| {p} | {g / n / 1000:.2f} ms | {b / n / 1000:.2f} ms | {g / b:.2f} |" for p, g, b in scale], "",
