@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -256,5 +257,18 @@ func TestLastCap(t *testing.T) {
 	}
 	if got, want := lastCap(), strings.TrimSpace(string(b)); strconv.Itoa(got) != want {
 		t.Fatalf("lastCap %d, the kernel says %s", got, want)
+	}
+}
+
+// A failed join names its tasks file: pid 2 counts the descriptors of the
+// message, which brings an early init's stdin first.
+func TestJoinErrorNamesTasksFile(t *testing.T) {
+	paths := []string{"/sys/fs/cgroup/memory/x/tasks", "/sys/fs/cgroup/pids/x/tasks"}
+	for _, tc := range []struct{ first, index int }{{0, 1}, {1, 2}} {
+		s := &supervisor{joinPaths: paths, joinFirst: tc.first}
+		e := s.childError(report{Kind: reportError, Step: uint32(stepJoinCgroup), Index: uint32(tc.index), Errno: uint32(syscall.EINVAL)})
+		if e.Detail != paths[1] {
+			t.Errorf("joinFirst %d, index %d: detail %q, want %q", tc.first, tc.index, e.Detail, paths[1])
+		}
 	}
 }

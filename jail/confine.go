@@ -78,7 +78,6 @@ func (s *supervisor) filter(e *Early) (int, error) {
 	var sp [2]int
 	if e != nil { // made before the early init's clone
 		sp = [2]int{e.sockS, e.sockC}
-		s.fds = append(s.fds, e.sockS)
 	} else if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
 		return -1, fmt.Errorf("socketpair: %w", err)
 	} else {

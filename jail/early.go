@@ -189,6 +189,10 @@ func (s *supervisor) adopt() *Early {
 		e.Discard()
 		return nil
 	}
+	// The run's from here, whatever happens next: its descriptors are
+	// closed, and it is reaped, with the run's (closeAll).
 	e.done = true
+	s.pid, s.pidfd, s.monoFork = e.pid, e.pidfd, e.mono
+	s.fds = append(s.fds, e.syncW, e.ctlW, e.reportR, e.stdoutR, e.stderrR, e.sockS)
 	return e
 }

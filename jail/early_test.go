@@ -76,3 +76,23 @@ func TestEarlyDiscarded(t *testing.T) {
 		t.Fatalf("a child is left after Discard: %v", err)
 	}
 }
+
+// A run that adopts the early init and then fails before its release
+// (here its stdin cannot be opened) still ends and reaps it, and closes
+// its descriptors.
+func TestEarlyAdoptedThenFailed(t *testing.T) {
+	p, before := baseline(t, 1)
+	e, err := jail.StartEarly()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true", Stdin: "/nonexistent/stdin", Early: e})
+	if r.Status != jail.StatusInvalidInput || !strings.Contains(r.Error, "/nonexistent/stdin") {
+		t.Fatalf("run: %s %q, want invalid_input naming the stdin", r.Status, r.Error)
+	}
+	var ws syscall.WaitStatus
+	if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err != syscall.ECHILD {
+		t.Fatalf("a child is left: wait4 gave %d, %v", pid, err)
+	}
+	sameHost(t, before)
+}

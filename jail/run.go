@@ -95,6 +95,7 @@ type supervisor struct {
 	fds       []int             // to close when the run ends
 	cg        limits.Cgroup     // nil when no cgroup could be used
 	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
+	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
 	goW       int               // prepared: the pipe that brings the program
 	stdinW    int               // prepared: the program\'s stdin
@@ -154,6 +155,9 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	s.plan = plan
 	e := s.adopt()
+	if e != nil {
+		defer e.mem.free() // this process's view of the init's memory
+	}
 	stdoutR, stderrR, reportR, syncW, err := s.pipes(e)
 	if err != nil {
 		return none, err
@@ -184,8 +188,7 @@ func (s *supervisor) start() (jailFds, error) {
 	)
 	if e != nil {
 		s.log("namespaces: %s, made by an init started early", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
-		pid, cp, mem = e.pid, e.complete(plan), e.mem
-		s.pidfd, s.monoFork = e.pidfd, e.mono
+		pid, cp = e.pid, e.complete(plan)
 	} else {
 		s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
 		var ts unix.Timespec
@@ -198,8 +201,8 @@ func (s *supervisor) start() (jailFds, error) {
 		for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
 			s.closeFd(fd)
 		}
+		defer mem.free()
 	}
-	defer mem.free()
 	s.pid = pid
 	// A failure from here on may follow from the child's own (it makes its
 	// namespaces meanwhile, and a dead child's maps cannot be written): the
@@ -227,6 +230,7 @@ func (s *supervisor) start() (jailFds, error) {
 	if e != nil {
 		joinFirst = 1
 	}
+	s.joinFirst = joinFirst
 	join := func() error {
 		if err := s.cgroup(); err != nil {
 			return err
@@ -264,7 +268,12 @@ func (s *supervisor) start() (jailFds, error) {
 			}
 		}
 		if len(send) > 0 {
-			return sendFds(notifyR, send)
+			if err := sendFds(notifyR, send); err != nil {
+				return err
+			}
+		}
+		if e != nil {
+			s.closeFd(plan.stdio[0]) // the init's now
 		}
 		return nil
 	}
@@ -442,7 +451,6 @@ func (s *supervisor) pipes(e *Early) (stdoutR, stderrR, reportR, syncW int, err 
 		c.syncR, syncW, c.ctlR, c.ctlW = e.syncR, e.syncW, e.ctlR, e.ctlW
 		reportR, c.reportW = e.reportR, e.reportW
 		stdoutR, c.stdio[1], stderrR, c.stdio[2] = e.stdoutR, e.stdoutW, e.stderrR, e.stderrW
-		s.fds = append(s.fds, syncW, c.ctlW, reportR, stdoutR, stderrR)
 	} else {
 		if stdoutR, stderrR, reportR, syncW, err = s.newPipes(); err != nil || s.prepared {
 			return

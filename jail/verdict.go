@@ -170,9 +170,9 @@ func (s *supervisor) childError(rep report) *ChildError {
 		}
 	case stepExec:
 		e.Detail = s.programPath()
-	case stepJoinCgroup:
-		if e.Index < len(s.joinPaths) {
-			e.Detail = s.joinPaths[e.Index]
+	case stepJoinCgroup: // pid 2 counts the message's descriptors, stdin first
+		if i := e.Index - s.joinFirst; i >= 0 && i < len(s.joinPaths) {
+			e.Detail = s.joinPaths[i]
 		}
 	}
 	return e

@@ -108,9 +108,26 @@ func V2() bool {
 	return err == nil && mount != ""
 }
 
-// unifiedMount is unified, looked up once: the hierarchies are mounted
-// before any run.
-var unifiedMount = sync.OnceValues(unified)
+// unifiedMount is unified, looked up until it succeeds, then kept: the
+// hierarchies are mounted before any run.
+func unifiedMount() (string, error) {
+	unifiedMu.Lock()
+	defer unifiedMu.Unlock()
+	if !unifiedOK {
+		var err error
+		if unifiedAt, err = unified(); err != nil {
+			return "", err
+		}
+		unifiedOK = true
+	}
+	return unifiedAt, nil
+}
+
+var (
+	unifiedMu sync.Mutex
+	unifiedOK bool
+	unifiedAt string
+)
 
 // unified is where cgroup v2 is mounted when it holds the controllers, ""
 // for cgroup v1.
