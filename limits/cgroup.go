@@ -81,8 +81,9 @@ func mkdirFailed(dir string, err error, hint string) error {
 	return &ErrNoCgroup{fmt.Sprintf("cannot create %s: %v%s", dir, errors.Unwrap(err), hint)}
 }
 
-// New creates the cgroup of one run, after removing those that runs killed
-// with SIGKILL left behind. It returns *ErrNoCgroup when the host has no
+// New creates the cgroup of one run. Those that runs killed with SIGKILL
+// left behind are removed too: on v2 before it, on v1 as the run's own is
+// removed (Remove). It returns *ErrNoCgroup when the host has no
 // cgroup this process may create (rootless without delegation): the caller
 // falls back to rlimits and says so.
 func New(spec Spec) (Cgroup, error) {
