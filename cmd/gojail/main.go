@@ -31,8 +31,9 @@ func main() {
 	// heap grows past what any run needs (output is capped). The scheduler
 	// has one P (package oneproc).
 	debug.SetGCPercent(-1)
-	// Every exit goes through here, also those that never reach a run
-	// (a bad flag, --help): an init no run took is ended and reaped.
+	// Every exit goes through here, also those that never reach a run (a
+	// bad flag, a policy that does not load): an init no run took is ended
+	// and reaped.
 	cli.OsExiter = func(code int) {
 		early.Discard()
 		os.Exit(code)

@@ -8,7 +8,7 @@ package early
 import (
 	"os"
 
-	_ "github.com/gojail/gojail/cmd/gojail/internal/oneproc" // one P first: the clone then copies less
+	_ "github.com/gojail/gojail/cmd/gojail/internal/oneproc" // one P before anything else, the clone too
 	"github.com/gojail/gojail/jail"
 )
 
