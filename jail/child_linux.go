@@ -304,9 +304,10 @@ func childInit(c *childPlan) {
 	// cannot ask for yet.
 	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&v.marks.ts)), 0)
 
-	// Wait until the supervisor has written our uid/gid maps, made our
-	// cgroup and completed our plan (settle): nothing of the jail runs
-	// before it is in its limits.
+	// Wait until the supervisor has written our uid/gid maps, completed our
+	// plan (settle) and made our cgroup (with an early init on v1, it comes
+	// after, to pid 2, which waits for it: lateJoin): nothing of the jail
+	// runs before it is in its limits.
 	step = stepRelease
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
 	if e1 != 0 || r1 != 1 || b[0] != 'r' {
