@@ -281,25 +281,24 @@ const (
 // the rlimits (which depend on whether a cgroup could be made), and whether
 // the filter can be loaded early (which depends on the rlimits).
 func (c *childPlan) settle(joinFirst, joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
-	if joinCount > maxJoin || len(rlimits) > maxRlimits {
-		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)
+	if err := c.settleLate(joinCount, rlimits, nofile); err != nil {
+		return err
 	}
-	c.joinFirst, c.joinCount, c.joinInto = joinFirst, joinCount, into
+	c.joinFirst, c.joinInto = joinFirst, into
 	c.joinIov.Base = &c.joinByte[0]
 	c.joinIov.SetLen(1)
 	c.joinMsg.Iov = &c.joinIov
 	c.joinMsg.SetIovlen(1)
 	c.joinMsg.Control = &c.joinCmsg[0]
 	c.joinMsg.SetControllen(len(c.joinCmsg))
-	c.rlimits = append(c.rlimits[:0], rlimits...)
-	c.nofile = nofile
 	c.earlyFilter = earlyFilter
 	return nil
 }
 
-// settleLate writes, with lateJoin, what the cgroup made after the release
-// decides: how many tasks files the message brings, and the rlimits. pid
-// 2 reads them once it has the message.
+// settleLate writes what the cgroup decides: how many tasks files the
+// message brings, and the rlimits; part of settle, and, with lateJoin,
+// written again once the cgroup is made after the release (pid 2 reads
+// them once it has the message).
 func (c *childPlan) settleLate(joinCount int, rlimits []rlimit, nofile rlimit) error {
 	if joinCount > maxJoin || len(rlimits) > maxRlimits {
 		return fmt.Errorf("BUG(gojail): %d tasks files and %d rlimits, room for %d and %d", joinCount, len(rlimits), maxJoin, maxRlimits)

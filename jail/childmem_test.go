@@ -36,10 +36,10 @@ func TestChildPlanCopy(t *testing.T) {
 			if s.plan, err = s.prepare(); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, _, err = s.pipes(nil); err != nil {
+			if _, _, err = s.pipes(nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err = s.filter(nil); err != nil {
+			if err = s.filter(); err != nil {
 				t.Fatal(err)
 			}
 			c := s.plan
@@ -208,7 +208,7 @@ func TestDefaultProfileEarly(t *testing.T) {
 		if s.plan, err = s.prepare(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err = s.filter(nil); err != nil {
+		if err = s.filter(); err != nil {
 			t.Fatal(err)
 		}
 		if !s.filterAllows() {

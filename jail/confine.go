@@ -57,33 +57,25 @@ func (s *supervisor) cgroup() error {
 	return nil
 }
 
-// filter loads the policy's compiled seccomp filter and opens the socket
-// on which the jail sends the filter's listener.
-func (s *supervisor) filter(e *Early) (int, error) {
+// filter loads the policy's compiled seccomp filter, and readies the
+// message in which the jail sends the filter's listener back (on the
+// pipes' socket).
+func (s *supervisor) filter() error {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		return -1, fmt.Errorf("getrlimit: %w", err)
+		return fmt.Errorf("getrlimit: %w", err)
 	}
 	s.plan.notifyFd = uintptr(min(lim.Cur, 65536) - 1)
 	if uint64(s.p.Limits.OpenFiles) >= uint64(s.plan.notifyFd) {
-		return -1, &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
+		return &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
 	}
 	prog, err := s.compiledFilter()
 	if err != nil {
-		return -1, err
+		return err
 	}
 	s.prog = prog
 	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
 
-	var sp [2]int
-	if e != nil { // made before the early init's clone
-		sp = [2]int{e.sockS, e.sockC}
-	} else if sp, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err != nil {
-		return -1, fmt.Errorf("socketpair: %w", err)
-	} else {
-		sp[1] = s.keep(sp[1])
-	}
-	s.plan.notifySock = sp[1]
 	s.plan.iobuf[0] = 'L'
 	s.plan.iov.Base = &s.plan.iobuf[0]
 	s.plan.iov.SetLen(1)
@@ -93,10 +85,7 @@ func (s *supervisor) filter(e *Early) (int, error) {
 	s.plan.msg.SetIovlen(1)
 	s.plan.msg.Control = &s.plan.cmsg[0]
 	s.plan.msg.SetControllen(len(s.plan.cmsg))
-	if e != nil {
-		return sp[0], nil
-	}
-	return s.keep(sp[0]), nil
+	return nil
 }
 
 // filterEarly reports whether pid 2 may load its filter before the

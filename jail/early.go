@@ -24,13 +24,49 @@ type Early struct {
 	mono  time.Duration // CLOCK_MONOTONIC before the clone, for --debug's marks
 	mem   *childMem
 	cp    *childPlan // the init's first plan, in mem
+	p     jailPipes  // after the clone the child's ends are closed here: their numbers are the init's
+	done  bool       // adopted or discarded
+}
 
-	// The supervisor's ends of the pipes, and the child's numbers for its
-	// own (closed here after the clone).
-	syncW, ctlW, reportR, stdoutR, stderrR, sockS int
-	syncR, ctlR, reportW, stdoutW, stderrW, sockC int
+// jailPipes are the descriptors between the supervisor and a jail's init,
+// made before its clone, both ends at 3 or above (the child's dup3 onto
+// 0-2 is then safe): the release, control, report, stdout and stderr
+// pipes, and the socket that carries descriptors both ways (the cgroup's
+// and stdin to the init, the filter's listener back).
+type jailPipes struct {
+	syncR, syncW, ctlR, ctlW, reportR, reportW, stdoutR, stdoutW, stderrR, stderrW, sockS, sockC int
+}
 
-	done bool // adopted or discarded
+func newJailPipes() (jailPipes, error) {
+	p := jailPipes{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	for _, pair := range []struct {
+		r, w *int
+		what string
+	}{{&p.syncR, &p.syncW, "release"}, {&p.ctlR, &p.ctlW, "control"}, {&p.reportR, &p.reportW, "report"}, {&p.stdoutR, &p.stdoutW, "stdout"}, {&p.stderrR, &p.stderrW, "stderr"}} {
+		var fds [2]int
+		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+			closeFds(append(p.supervisorEnds(), p.childEnds()...))
+			return p, fmt.Errorf("pipe for %s: %w", pair.what, err)
+		}
+		*pair.r, *pair.w = above2(fds[0]), above2(fds[1])
+	}
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		closeFds(append(p.supervisorEnds(), p.childEnds()...))
+		return p, fmt.Errorf("socketpair: %w", err)
+	}
+	p.sockS, p.sockC = above2(sp[0]), above2(sp[1])
+	return p, nil
+}
+
+// supervisorEnds and childEnds are the pipes' descriptors of each side
+// (-1 for those not made).
+func (p *jailPipes) supervisorEnds() []int {
+	return []int{p.syncW, p.ctlW, p.reportR, p.stdoutR, p.stderrR, p.sockS}
+}
+
+func (p *jailPipes) childEnds() []int {
+	return []int{p.syncR, p.ctlR, p.reportW, p.stdoutW, p.stderrW, p.sockC}
 }
 
 // earlyRoom is what an early init's memory keeps for the run's plan, which
@@ -45,29 +81,11 @@ const planMargin = 64 << 10
 // StartEarly clones an init for a run still to be read. Discard it if no
 // Run adopts it.
 func StartEarly() (*Early, error) {
-	e := &Early{syncW: -1, ctlW: -1, reportR: -1, stdoutR: -1, stderrR: -1, sockS: -1, syncR: -1, ctlR: -1, reportW: -1, stdoutW: -1, stderrW: -1, sockC: -1}
-	ok := false
-	defer func() {
-		if !ok {
-			e.closeFds()
-		}
-	}()
-	for _, p := range []struct {
-		r, w *int
-		what string
-	}{{&e.syncR, &e.syncW, "release"}, {&e.ctlR, &e.ctlW, "control"}, {&e.reportR, &e.reportW, "report"}, {&e.stdoutR, &e.stdoutW, "stdout"}, {&e.stderrR, &e.stderrW, "stderr"}} {
-		var fds [2]int
-		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
-			return nil, fmt.Errorf("pipe for %s: %w", p.what, err)
-		}
-		*p.r, *p.w = above2(fds[0]), above2(fds[1])
-	}
-	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	p, err := newJailPipes()
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
+		return nil, err
 	}
-	e.sockS, e.sockC = above2(sp[0]), above2(sp[1])
-
+	e := &Early{p: p}
 	c := &childPlan{
 		cloneArgs: cloneArgs{
 			flags:      syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | unix.CLONE_PIDFD,
@@ -75,12 +93,14 @@ func StartEarly() (*Early, error) {
 			pidfd:      uint64(uintptr(unsafe.Pointer(&e.pidfd))),
 		},
 		unshareFlags: earlyNamespaces,
-		syncR:        e.syncR,
-		reportW:      e.reportW,
-		ctlR:         e.ctlR,
-		stdio:        [3]int{-1, e.stdoutW, e.stderrW},
-		notifySock:   e.sockC,
-		keepFds:      []uintptr{uintptr(e.syncR), uintptr(e.reportW), uintptr(e.ctlR), uintptr(e.stdoutW), uintptr(e.stderrW), uintptr(e.sockC)},
+		syncR:        p.syncR,
+		reportW:      p.reportW,
+		ctlR:         p.ctlR,
+		stdio:        [3]int{-1, p.stdoutW, p.stderrW},
+		notifySock:   p.sockC,
+	}
+	for _, fd := range p.childEnds() {
+		c.keepFds = append(c.keepFds, uintptr(fd))
 	}
 	slices.Sort(c.keepFds)
 	var ts unix.Timespec
@@ -88,16 +108,14 @@ func StartEarly() (*Early, error) {
 	e.mono = time.Duration(ts.Nano())
 	pid, cp, mem, err := forkChild(c, earlyRoom)
 	if err != nil {
+		closeFds(append(p.supervisorEnds(), p.childEnds()...))
 		if errno, isErrno := err.(syscall.Errno); isErrno {
 			return nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 		}
 		return nil, err
 	}
 	e.pid, e.cp, e.mem = pid, cp, mem
-	for _, fd := range []*int{&e.syncR, &e.ctlR, &e.reportW, &e.stdoutW, &e.stderrW, &e.sockC} {
-		syscall.Close(*fd) // the init's now; the numbers stay, for its plan
-	}
-	ok = true
+	closeFds(p.childEnds()) // the init's now; the numbers stay, for its plan
 	return e, nil
 }
 
@@ -128,7 +146,7 @@ func (e *Early) Discard() {
 		return
 	}
 	e.done = true
-	e.closeFds() // EOF on the release pipe first
+	closeFds(e.p.supervisorEnds()) // EOF on the release pipe first
 	if e.pidfd > 0 {
 		pfd := []unix.PollFd{{Fd: e.pidfd, Events: unix.POLLIN}}
 		for {
@@ -147,22 +165,6 @@ func (e *Early) Discard() {
 		syscall.Close(int(e.pidfd))
 	}
 	e.mem.free()
-}
-
-// closeFds closes the supervisor's ends, and the child's too while there
-// is no child (after the clone its numbers are the init's, closed here
-// already and perhaps reused since).
-func (e *Early) closeFds() {
-	ends := []*int{&e.syncW, &e.ctlW, &e.reportR, &e.stdoutR, &e.stderrR, &e.sockS}
-	if e.pid == 0 {
-		ends = append(ends, &e.syncR, &e.ctlR, &e.reportW, &e.stdoutW, &e.stderrW, &e.sockC)
-	}
-	for _, fd := range ends {
-		if *fd >= 0 {
-			syscall.Close(*fd)
-		}
-		*fd = -1
-	}
 }
 
 // above2 moves fd to 3 or above, so that the child's dup3 onto 0-2 is safe.
@@ -193,6 +195,6 @@ func (s *supervisor) adopt() *Early {
 	// closed, and it is reaped, with the run's (closeAll).
 	e.done = true
 	s.pid, s.pidfd, s.monoFork = e.pid, e.pidfd, e.mono
-	s.fds = append(s.fds, e.syncW, e.ctlW, e.reportR, e.stdoutR, e.stderrR, e.sockS)
+	s.fds = append(s.fds, e.p.supervisorEnds()...)
 	return e
 }

@@ -158,50 +158,48 @@ func (s *supervisor) start() (jailFds, error) {
 	if e != nil {
 		defer e.mem.free() // this process's view of the init's memory
 	}
-	stdoutR, stderrR, reportR, syncW, err := s.pipes(e)
+	fds, syncW, err := s.pipes(e)
 	if err != nil {
 		return none, err
 	}
-
-	notifyR, err := s.filter(e)
-	if err != nil {
+	if err := s.filter(); err != nil {
 		return none, err
 	}
 	if !s.prepared {
 		plan.earlyFilter = s.filterEarly() // some 40 µs: not while the child waits
 	}
-	plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
-
-	plan.keepFds = nil
-	for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock} {
-		plan.keepFds = append(plan.keepFds, uintptr(fd))
-	}
-	if s.prepared {
-		plan.keepFds = append(plan.keepFds, uintptr(plan.goR))
-	}
-	slices.Sort(plan.keepFds)
-
 	var (
 		pid int
 		cp  *childPlan
-		mem *childMem
 	)
 	if e != nil {
 		s.log("namespaces: %s, made by an init started early", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
 		pid, cp = e.pid, e.complete(plan)
 	} else {
+		// A new init keeps its own descriptors and closes every other first.
+		ends := []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock}
+		if s.prepared {
+			ends = append(ends, plan.goR)
+		}
+		plan.keepFds = nil
+		for _, fd := range ends {
+			plan.keepFds = append(plan.keepFds, uintptr(fd))
+		}
+		slices.Sort(plan.keepFds)
+		plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
 		s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
 		var ts unix.Timespec
 		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 		s.monoFork = time.Duration(ts.Nano())
+		var mem *childMem
 		if pid, cp, mem, err = s.fork(); err != nil {
 			return none, err
 		}
+		defer mem.free()
 		// The child's ends belong to it now.
-		for _, fd := range []int{plan.syncR, plan.reportW, plan.ctlR, plan.stdio[0], plan.stdio[1], plan.stdio[2], plan.notifySock, plan.goR} {
+		for _, fd := range ends {
 			s.closeFd(fd)
 		}
-		defer mem.free()
 	}
 	s.pid = pid
 	// A failure from here on may follow from the child's own (it makes its
@@ -209,7 +207,7 @@ func (s *supervisor) start() (jailFds, error) {
 	// child's report, when it wrote one, is the one to give.
 	fail := func(err error) (jailFds, error) {
 		s.abort(syncW)
-		if b := readReports(reportR); len(b) > 0 {
+		if b := readReports(fds.reportR); len(b) > 0 {
 			for _, rep := range decodeReports(b) {
 				if rep.Kind == reportError {
 					return none, fmt.Errorf("jail setup failed: %w", s.childError(rep))
@@ -268,7 +266,7 @@ func (s *supervisor) start() (jailFds, error) {
 			}
 		}
 		if len(send) > 0 {
-			if err := sendFds(notifyR, send); err != nil {
+			if err := sendFds(fds.notifyR, send); err != nil {
 				return err
 			}
 		}
@@ -306,7 +304,7 @@ func (s *supervisor) start() (jailFds, error) {
 			return fail(err)
 		}
 	}
-	return jailFds{stdoutR, stderrR, reportR, notifyR}, nil
+	return fds, nil
 }
 
 // openTaskFiles opens the cgroup's v1 tasks files, for the child, which
@@ -326,7 +324,9 @@ func openTaskFiles(paths []string) ([]int, error) {
 
 func closeFds(fds []int) {
 	for _, fd := range fds {
-		unix.Close(fd)
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
@@ -440,21 +440,36 @@ func (s *supervisor) prepare() (*childPlan, error) {
 
 var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount"}
 
-// pipes opens the child's stdio, the release pipe and the report pipe, or
-// takes those an early init was cloned with, and opens its stdin. The
-// child's ends are kept at 3 or above so that its dup3 onto 0-2 is safe.
-func (s *supervisor) pipes(e *Early) (stdoutR, stderrR, reportR, syncW int, err error) {
+// pipes takes the pipes an early init was cloned with, or makes a new
+// init's (whose child ends are closed after its clone), and opens the
+// program's stdin; a prepared jail's stdin and go pipes instead.
+func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
 	c := s.plan
+	var p jailPipes
 	if e != nil {
-		// The early init's, made before the clone; the supervisor's ends
-		// are this run's to close, the child's are the init's alone.
-		c.syncR, syncW, c.ctlR, c.ctlW = e.syncR, e.syncW, e.ctlR, e.ctlW
-		reportR, c.reportW = e.reportR, e.reportW
-		stdoutR, c.stdio[1], stderrR, c.stdio[2] = e.stdoutR, e.stdoutW, e.stderrR, e.stderrW
+		p = e.p // the supervisor's ends are this run's already (adopt)
 	} else {
-		if stdoutR, stderrR, reportR, syncW, err = s.newPipes(); err != nil || s.prepared {
-			return
+		if p, err = newJailPipes(); err != nil {
+			return fds, -1, err
 		}
+		s.fds = append(append(s.fds, p.supervisorEnds()...), p.childEnds()...)
+	}
+	c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[1], c.stdio[2], c.notifySock = p.syncR, p.ctlR, p.ctlW, p.reportW, p.stdoutW, p.stderrW, p.sockC
+	fds = jailFds{stdoutR: p.stdoutR, stderrR: p.stderrR, reportR: p.reportR, notifyR: p.sockS}
+	if s.prepared {
+		// Stdin is a pipe the run fills; the go pipe brings the program.
+		pair := func(what string) (r, w int, err error) {
+			var p [2]int
+			if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+				return -1, -1, fmt.Errorf("pipe for %s: %w", what, err)
+			}
+			return s.keep(p[0]), s.keep(p[1]), nil
+		}
+		if c.stdio[0], s.stdinW, err = pair("stdin"); err != nil {
+			return fds, -1, err
+		}
+		c.goR, s.goW, err = pair("go")
+		return fds, p.syncW, err
 	}
 	stdin := "/dev/null"
 	if s.in.Stdin != "" {
@@ -462,52 +477,10 @@ func (s *supervisor) pipes(e *Early) (stdoutR, stderrR, reportR, syncW int, err 
 	}
 	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, -1, -1, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
+		return fds, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
 	}
 	c.stdio[0] = s.keep(fd)
-	return
-}
-
-// newPipes makes the pipes of a new init (pipes).
-func (s *supervisor) newPipes() (stdoutR, stderrR, reportR, syncW int, err error) {
-	c := s.plan
-	pair := func(what string) (r, w int, err error) {
-		var p [2]int
-		if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-			return -1, -1, fmt.Errorf("pipe for %s: %w", what, err)
-		}
-		r, w = s.keep(p[0]), s.keep(p[1])
-		return r, w, nil
-	}
-	if c.syncR, syncW, err = pair("release"); err != nil {
-		return
-	}
-	if c.ctlR, c.ctlW, err = pair("control"); err != nil {
-		return
-	}
-	var r int
-	if r, c.reportW, err = pair("report"); err != nil {
-		return
-	}
-	reportR = r
-	if r, c.stdio[1], err = pair("stdout"); err != nil {
-		return
-	}
-	stdoutR = r
-	if r, c.stdio[2], err = pair("stderr"); err != nil {
-		return
-	}
-	stderrR = r
-	if s.prepared {
-		// Stdin is a pipe the run fills; the go pipe brings the program.
-		if c.stdio[0], s.stdinW, err = pair("stdin"); err != nil {
-			return
-		}
-		if c.goR, s.goW, err = pair("go"); err != nil {
-			return
-		}
-	}
-	return
+	return fds, p.syncW, nil
 }
 
 // keep records fd for closing and moves it to 3 or above.
