@@ -71,7 +71,6 @@ type childPlan struct {
 	envv         []*byte   // NULL-terminated
 	lastCap      uintptr   // highest capability number of this kernel
 	ignored      []uintptr // signals the supervisor's caller left ignored
-	scrub        [][]byte  // the argv and environment areas, blanked in the init
 
 	// A prepared jail's program comes later, on the go pipe (readCommand):
 	// the file's length (8 bytes, little endian) and bytes, then the counts
@@ -188,9 +187,12 @@ type sigaction struct {
 // frees; m keeps room bytes more, for an early init's second plan
 // (complete). The init (childInit) never returns: it builds the jail,
 // forks the program as pid 2, and stays as pid 1 to reap and report. It
-// runs on a stack of its own, with its copy of the plan, in a childMem,
-// and the clone leaves the Go heap out of it (see childmem_linux.go).
-func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err error) {
+// runs on a stack of its own, with its copy of the plan, in a childMem.
+// A copied init has a copy of this process's memory, which the clone
+// keeps small (LeanClones, see childmem_linux.go); a shared one (an early
+// init's, see early.go) runs in this process's memory (CLONE_VM), and m
+// is then freed only once it has been reaped.
+func forkChild(c *childPlan, room int, shared bool) (pid int, cp *childPlan, m *childMem, err error) {
 	var sizing childMem
 	c.into(&sizing)
 	if m, err = newChildMem(sizing.off + room); err != nil {
@@ -199,11 +201,16 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 	cp = m.plan(c)
 	cp.cloneArgs.flags |= unix.CLONE_SETTLS
 	cp.cloneArgs.tls = uint64(m.tls)
+	lean := LeanClones && !shared
+	if shared {
+		cp.cloneArgs.flags |= unix.CLONE_VM
+		m.shared = true
+	}
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	entry := childInit
 	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
 
-	if LeanClones {
+	if lean {
 		// No other fork of this process meanwhile (os/exec's take ForkLock
 		// too), nor another jail's clone, which restores the flags.
 		syscall.ForkLock.Lock()
@@ -211,12 +218,12 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 		inheritMemory(false, m.mem)
 	}
 	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
-	if LeanClones {
+	if lean {
 		keepThreadTLS()
 	}
 	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
-	if LeanClones {
+	if lean {
 		inheritMemory(true, m.mem)
 	}
 	if e1 != 0 {
@@ -399,8 +406,10 @@ func childInit(c *childPlan) {
 	if step, e1 = becomeUser(c); e1 != 0 {
 		goto fail
 	}
-	// Not dumpable: the program cannot ptrace this init or read its
-	// /proc/1/environ, which is a copy of the supervisor's environment.
+	// Not dumpable: the program can neither ptrace this init nor find it in
+	// its /proc (hidepid=ptraceable), whose files would show the
+	// supervisor's command line, environment and memory: an early init
+	// runs in the supervisor's memory, a copied one in a copy of it.
 	step = stepDumpable
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e1 != 0 {
 		goto fail
@@ -589,15 +598,6 @@ func childInit(c *childPlan) {
 	if e1 != 0 {
 		goto fail
 	}
-	// /proc/1/cmdline shows anyone in the jail this process's argv: the
-	// supervisor's. Blank it, and the environment with it, before the
-	// program exists (pid 2 uses neither).
-	for j = range c.scrub {
-		for i = range c.scrub[j] {
-			c.scrub[j][i] = 0
-		}
-	}
-	i = 0
 	mark(c, &v.marks, stepCloseFds)
 	// The root is built: pid 2 may enter it.
 	// A plain store (sync/atomic is instrumented under -race, which the

@@ -95,6 +95,7 @@ type childMem struct {
 	mem    []byte // nil while sizing: alloc then only counts
 	off    int
 	g, tls uintptr // the init's g, and its TLS pointer (FS)
+	shared bool    // the init runs in this process's memory: its stacks are these
 }
 
 // newChildMem maps a childMem with room for size bytes of plan, and
@@ -215,8 +216,7 @@ func (m *childMem) fsOpts(o []fsOpt) []fsOpt {
 }
 
 // into copies the plan, and everything it points to, into m: the copy
-// points only into m (and at the argv and environment areas, scrub, which
-// are outside the heap). With a sizing m it only counts.
+// points only into m. With a sizing m it only counts.
 func (c *childPlan) into(m *childMem) *childPlan {
 	n := (*childPlan)(m.alloc(int(unsafe.Sizeof(*c)), int(unsafe.Alignof(*c))))
 	sizing := n == nil
@@ -244,7 +244,6 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	n.argv = m.cstrv(c.argv)
 	n.envv = m.cstrv(c.envv)
 	n.ignored = memCopy(m, c.ignored)
-	n.scrub = memCopy(m, c.scrub)
 	n.fileName = m.cstr(c.fileName)
 	n.blob = memMake[byte](m, len(c.blob))
 	n.argvRaw = memMake[uintptr](m, len(c.argvRaw))

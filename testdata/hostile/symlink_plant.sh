@@ -2,4 +2,4 @@
 ln -s /etc/shadow /work/main.out
 ln -s /proc/1/root /work/root
 ln -s /root /tmp/root
-ls /work/main.out /work/root >/dev/null 2>&1 && echo "links resolve" || echo "links dangle"
+if [ -e /work/main.out ] || [ -e /work/root ]; then echo "links resolve"; else echo "links dangle"; fi

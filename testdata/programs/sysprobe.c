@@ -4,6 +4,7 @@
 // filter kills: "int80" (the i386 ABI), "x32" (the x32 ABI).
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,17 +31,35 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "cmdline") == 0) {
-		// The jail's init blanks its command line (the supervisor's) before
-		// the program starts: read it as early as a program can.
+		// The jail's init, whose command line is the supervisor's, is not
+		// in the jail's /proc from the program's start: look as early as a
+		// program can.
 		char buf[4096];
 		FILE *f = fopen("/proc/1/cmdline", "r");
-		size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+		if (!f) {
+			printf(errno == ENOENT ? "hidden\n" : "unreadable: %s\n", strerror(errno));
+			return 0;
+		}
+		size_t n = fread(buf, 1, sizeof buf, f);
 		for (size_t i = 0; i < n; i++)
 			if (buf[i]) {
 				printf("leaked\n");
 				return 0;
 			}
 		printf("blank\n");
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "init") == 0) {
+		// Every way to the init's memory (the supervisor's) that a system
+		// call the filter allows could take.
+		int fd = open("/proc/1/mem", O_RDWR);
+		printf("open /proc/1/mem: %s\n", fd < 0 ? strerrorname_np(errno) : "opened");
+		long pidfd = syscall(SYS_pidfd_open, 1, 0);
+		printf("pidfd_open(1): %s\n", pidfd < 0 ? strerrorname_np(errno) : "opened");
+		if (pidfd >= 0) {
+			long r = syscall(SYS_pidfd_getfd, pidfd, 0, 0);
+			printf("pidfd_getfd: %s\n", r < 0 ? strerrorname_np(errno) : "got a descriptor");
+		}
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "x32") == 0) {
