@@ -187,12 +187,9 @@ type sigaction struct {
 // frees; m keeps room bytes more, for an early init's second plan
 // (complete). The init (childInit) never returns: it builds the jail,
 // forks the program as pid 2, and stays as pid 1 to reap and report. It
-// runs on a stack of its own, with its copy of the plan, in a childMem.
-// A copied init has a copy of this process's memory, which the clone
-// keeps small (LeanClones, see childmem_linux.go); a shared one (an early
-// init's, see early.go) runs in this process's memory (CLONE_VM), and m
-// is then freed only once it has been reaped.
-func forkChild(c *childPlan, room int, shared bool) (pid int, cp *childPlan, m *childMem, err error) {
+// runs on a stack of its own, with its copy of the plan, in a childMem,
+// and the clone leaves the Go heap out of it (see childmem_linux.go).
+func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err error) {
 	var sizing childMem
 	c.into(&sizing)
 	if m, err = newChildMem(sizing.off + room); err != nil {
@@ -201,16 +198,11 @@ func forkChild(c *childPlan, room int, shared bool) (pid int, cp *childPlan, m *
 	cp = m.plan(c)
 	cp.cloneArgs.flags |= unix.CLONE_SETTLS
 	cp.cloneArgs.tls = uint64(m.tls)
-	lean := LeanClones && !shared
-	if shared {
-		cp.cloneArgs.flags |= unix.CLONE_VM
-		m.shared = true
-	}
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	entry := childInit
 	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
 
-	if lean {
+	if LeanClones {
 		// No other fork of this process meanwhile (os/exec's take ForkLock
 		// too), nor another jail's clone, which restores the flags.
 		syscall.ForkLock.Lock()
@@ -218,12 +210,12 @@ func forkChild(c *childPlan, room int, shared bool) (pid int, cp *childPlan, m *
 		inheritMemory(false, m.mem)
 	}
 	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
-	if lean {
+	if LeanClones {
 		keepThreadTLS()
 	}
 	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
-	if lean {
+	if LeanClones {
 		inheritMemory(true, m.mem)
 	}
 	if e1 != 0 {
@@ -407,9 +399,8 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	// Not dumpable: the program can neither ptrace this init nor find it in
-	// its /proc (hidepid=ptraceable), whose files would show the
-	// supervisor's command line, environment and memory: an early init
-	// runs in the supervisor's memory, a copied one in a copy of it.
+	// its /proc (hidepid=ptraceable), whose files would show a copy of the
+	// supervisor's command line and environment.
 	step = stepDumpable
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e1 != 0 {
 		goto fail
@@ -858,7 +849,10 @@ func childProgram(c *childPlan) {
 
 	// An empty signal mask for the program (execve keeps the mask). No one
 	// signals this process before execve: it has no terminal, and the
-	// supervisor signals only the init.
+	// supervisor signals only the init. But the filter may: a policy can
+	// trap execve itself, whose SIGSYS must not reach Go's handler, still
+	// installed here (it would fault in memory that is not the runtime's).
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSYS), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	// Seccomp is the last step before execve, so that the filter need not
 	// allow anything the setup does.

@@ -95,7 +95,6 @@ type childMem struct {
 	mem    []byte // nil while sizing: alloc then only counts
 	off    int
 	g, tls uintptr // the init's g, and its TLS pointer (FS)
-	shared bool    // the init runs in this process's memory: its stacks are these
 }
 
 // newChildMem maps a childMem with room for size bytes of plan, and

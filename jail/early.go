@@ -18,30 +18,14 @@ import (
 // descriptors; the run's plan is written into the same memory before its
 // release (complete), and the program's stdin, opened once known, comes
 // with the cgroup's descriptors (joinFirst).
-//
-// An early init is cloned into this process's memory (CLONE_VM), which it
-// does not copy: the clone, and every page this process writes after it,
-// cost nothing (0.19 ms of a /bin/true run). It is meant for a process's
-// one jail, the gojail command's run:
-//   - Once the init has set itself not dumpable, so is this process, until
-//     the init has been reaped (release): while it is, a jail cloned
-//     beside it inherits that flag, and, without privilege, cannot have
-//     its user namespace's maps written (they become root's files).
-//   - The init never joins the jail's cgroup (pid 2 does, or is cloned
-//     into it): the cgroup's OOM killer takes the program, never a process
-//     that shares this memory (the kernel would kill every one of those).
-//   - The jail's /proc hides processes the program cannot trace
-//     (hidepid=ptraceable): the init, whose command line would be this
-//     process's.
 type Early struct {
-	pid      int
-	pidfd    int32
-	mono     time.Duration // CLOCK_MONOTONIC before the clone, for --debug's marks
-	mem      *childMem
-	cp       *childPlan // the init's first plan, in mem
-	p        jailPipes  // after the clone the child's ends are closed here: their numbers are the init's
-	done     bool       // adopted or discarded
-	dumpable uintptr    // this process's dumpable flag before the clone, given back by release
+	pid   int
+	pidfd int32
+	mono  time.Duration // CLOCK_MONOTONIC before the clone, for --debug's marks
+	mem   *childMem
+	cp    *childPlan // the init's first plan, in mem
+	p     jailPipes  // after the clone the child's ends are closed here: their numbers are the init's
+	done  bool       // adopted or discarded
 }
 
 // jailPipes are the descriptors between the supervisor and a jail's init,
@@ -122,8 +106,7 @@ func StartEarly() (*Early, error) {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	e.mono = time.Duration(ts.Nano())
-	e.dumpable, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
-	pid, cp, mem, err := forkChild(c, earlyRoom, true)
+	pid, cp, mem, err := forkChild(c, earlyRoom)
 	if err != nil {
 		closeFds(append(p.supervisorEnds(), p.childEnds()...))
 		if errno, isErrno := err.(syscall.Errno); isErrno {
@@ -181,18 +164,7 @@ func (e *Early) Discard() {
 	if e.pidfd > 0 {
 		syscall.Close(int(e.pidfd))
 	}
-	e.release()
-}
-
-// release frees the memory the init ran in, and gives this process back
-// its dumpable flag, which the init took from both: only once the init
-// has been reaped (and with it every process of its pid namespace, pid 2
-// before its execve included, the only other user of this memory).
-func (e *Early) release() {
 	e.mem.free()
-	if e.dumpable == 1 {
-		syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0)
-	}
 }
 
 // above2 moves fd to 3 or above, so that the child's dup3 onto 0-2 is safe.
@@ -222,7 +194,7 @@ func (s *supervisor) adopt() *Early {
 	// The run's from here, whatever happens next: its descriptors are
 	// closed, and it is reaped, with the run's (closeAll).
 	e.done = true
-	s.pid, s.pidfd, s.monoFork, s.early = e.pid, e.pidfd, e.mono, e
+	s.pid, s.pidfd, s.monoFork = e.pid, e.pidfd, e.mono
 	s.fds = append(s.fds, e.p.supervisorEnds()...)
 	return e
 }

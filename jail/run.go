@@ -108,7 +108,6 @@ type supervisor struct {
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	np        netPoll       // waits on the jail's descriptors
 	program   string        // prepared: the program, once known
-	early     *Early        // the adopted early init, released once reaped
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins
@@ -156,6 +155,9 @@ func (s *supervisor) start() (jailFds, error) {
 	}
 	s.plan = plan
 	e := s.adopt()
+	if e != nil {
+		defer e.mem.free() // this process's view of the init's memory
+	}
 	fds, syncW, err := s.pipes(e)
 	if err != nil {
 		return none, err
@@ -339,7 +341,7 @@ func sendFds(sock int, fds []int) error {
 
 // fork clones the jail's init (forkChild).
 func (s *supervisor) fork() (int, *childPlan, *childMem, error) {
-	pid, cp, mem, err := forkChild(s.plan, 0, false)
+	pid, cp, mem, err := forkChild(s.plan, 0)
 	if errno, ok := err.(syscall.Errno); ok {
 		return 0, nil, nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 	}
@@ -516,9 +518,6 @@ func (s *supervisor) closeAll() {
 	}
 	if s.pid > 0 {
 		s.reap() // the init's exit, the teardown of its namespaces, meanwhile
-	}
-	if s.early != nil && s.reaped {
-		s.early.release()
 	}
 	s.np.close()
 	if s.pidfd > 0 {

@@ -70,7 +70,7 @@ func hostileCases() []hostileCase {
 		{name: "the init's command line (the supervisor's)", file: "init_cmdline.py", status: jail.StatusOK, stdout: "FileNotFoundError\n"},
 		{name: "forbidden system calls (the C probe)", file: "", status: jail.StatusOK, has: "clone3 ENOSYS"},
 		{name: "the init's command line, read at once", file: "", flags: []string{"cmdline"}, status: jail.StatusOK, stdout: "hidden\n"},
-		{name: "the init's memory (the supervisor's)", file: "", flags: []string{"init"}, status: jail.StatusOK,
+		{name: "the init's memory (a copy of the supervisor's)", file: "", flags: []string{"init"}, status: jail.StatusOK,
 			stdout: "open /proc/1/mem: ENOENT\npidfd_open(1): opened\npidfd_getfd: EPERM\n"},
 		{name: "i386 int 0x80", file: "", flags: []string{"int80"}, status: jail.StatusSyscallBlocked, exit: 128 + 9, has: "i386 system call 20 (int 0x80)"},
 		{name: "x32 system call", file: "", flags: []string{"x32"}, status: jail.StatusSyscallBlocked, exit: 128 + 9, has: "x32 system call getpid"},

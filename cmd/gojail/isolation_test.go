@@ -57,7 +57,7 @@ except OSError as e:
 		{"no /sys", `import os; print(os.path.exists('/sys'))`, nil, "False\n"},
 		{"exactly the policy's environment", `import os; print(sorted(os.environ.items()))`, nil,
 			"[('HOME', '/work'), ('LANG', 'C.UTF-8'), ('PATH', '/usr/local/bin:/usr/bin:/bin'), ('PYTHONDONTWRITEBYTECODE', '1'), ('PYTHONIOENCODING', 'utf-8'), ('TERM', 'dumb')]\n"},
-		{"the init (in the supervisor's memory) is not in /proc", `
+		{"the init (a copy of the supervisor) is not in /proc", `
 import os
 try:
     open('/proc/1/environ').read()
@@ -232,8 +232,7 @@ func grepLine(s, prefix string) string {
 
 // The OOM killer's first choice is the program (oom_score_adj 1000, for it
 // and all it starts), not the jail's init, which shares the program's
-// memory until its execve (and the supervisor's, always) and takes its own
-// adjustment back after. Read from the host: the jail's /proc hides the
+// memory until its execve and takes its own adjustment back after. Read from the host: the jail's /proc hides the
 // init.
 func TestOOMScoreAdjustments(t *testing.T) {
 	own, err := os.ReadFile("/proc/self/oom_score_adj")

@@ -81,6 +81,17 @@ errno = "EACCES"
 			t.Fatalf("stdout %q", o.res.Stdout)
 		}
 	})
+	// The filter is loaded before execve: a rule that traps execve itself
+	// raises SIGSYS in pid 2, whose handler is the default one there, not
+	// the Go runtime's it inherited (which would fault: signaled SIGSEGV).
+	t.Run("a trapped execve", func(t *testing.T) {
+		trap := writeFile(t, dir, "trap.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"execve\"]\naction = \"trap\"\n", 0o644)
+		o := gojail(t, "--policy", trap, "-c", "print(1)")
+		o.want(t, jail.StatusSyscallBlocked, 128+31)
+		if o.res.Signal != "SIGSYS" || o.res.Stdout != "" {
+			t.Fatalf("signal %q, stdout %q, error %q: want SIGSYS before the program", o.res.Signal, o.res.Stdout, o.res.Error)
+		}
+	})
 	t.Run("policy check names an unknown system call and its rule", func(t *testing.T) {
 		bad := writeFile(t, dir, "bad.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getpid\", \"frobnicate\"]\naction = \"kill\"\n", 0o644)
 		out, err := exec.Command(gojailBin, "policy", "check", bad).CombinedOutput()

@@ -50,8 +50,8 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "init") == 0) {
-		// Every way to the init's memory (the supervisor's) that a system
-		// call the filter allows could take.
+		// Every way to the init's memory (a copy of the supervisor's) that a
+		// system call the filter allows could take.
 		int fd = open("/proc/1/mem", O_RDWR);
 		printf("open /proc/1/mem: %s\n", fd < 0 ? strerrorname_np(errno) : "opened");
 		long pidfd = syscall(SYS_pidfd_open, 1, 0);
