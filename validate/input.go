@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/policy"
 )
 
@@ -52,7 +54,10 @@ func Code(data []byte, p *policy.Policy, what string) error {
 	return nil
 }
 
-// Stdin checks the file given as the program's standard input.
+// Stdin checks the file given as the program's standard input. A regular
+// file is opened to check it; anything else (a FIFO, a device) only for
+// read permission: an open of a FIFO waits for a writer, and its close
+// could leave the run's own open waiting for another one.
 func Stdin(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -60,6 +65,12 @@ func Stdin(path string) error {
 	}
 	if st.IsDir() {
 		return fmt.Errorf("--stdin %s is a directory", path)
+	}
+	if !st.Mode().IsRegular() {
+		if err := unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS); err != nil {
+			return fmt.Errorf("--stdin %s: %w", path, err)
+		}
+		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

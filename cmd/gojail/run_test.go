@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -84,6 +85,29 @@ func TestInputs(t *testing.T) {
 		o.want(t, jail.StatusOK, 0)
 		if o.res.Stdout != "12\n" {
 			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
+	// A FIFO is opened once, by the run: a second open (validation's) would
+	// take the writer's data or its only open, and the run's would wait for
+	// another writer. Ten times: the writer may close before or after.
+	t.Run("--stdin FIFO", func(t *testing.T) {
+		fifo := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			go func() {
+				if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+					f.WriteString("from a fifo\n")
+					f.Close()
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			out, err := exec.CommandContext(ctx, gojailBin, "run", "--stdin", fifo, "--", "/bin/cat").Output()
+			cancel()
+			if err != nil || string(out) != "from a fifo\n" {
+				t.Fatalf("run %d: stdout %q, %v (want the writer's line, within 10s)", i, out, err)
+			}
 		}
 	})
 	t.Run("the caller's stdin does not reach the jail", func(t *testing.T) {
