@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Each flag's own Apply defines what cli's Apply would: the same names,
+// usage, default and kind, and the same value once parsed.
+func TestFlagsApplyAsCli(t *testing.T) {
+	flags := append(append([]cli.Flag{cli.HelpFlag}, runCommand().Flags...), batchCommand().Flags...)
+	for _, f := range flags {
+		var theirs cli.Flag
+		var arg string
+		switch q := f.(type) {
+		case quickString:
+			theirs, arg = q.StringFlag, "some value"
+		case *quickBool:
+			theirs, arg = q.BoolFlag, "true"
+		case quickBool:
+			theirs, arg = q.BoolFlag, "true"
+		case quickSlice:
+			theirs, arg = q.StringSliceFlag, "A=1,B=2"
+		case quickInt:
+			theirs, arg = q.IntFlag, "7"
+		default:
+			t.Errorf("flag %v is cli's own: its Names runs a regular expression on every lookup", f.Names())
+			continue
+		}
+		ours, cliSet := flag.NewFlagSet("ours", flag.ContinueOnError), flag.NewFlagSet("cli", flag.ContinueOnError)
+		ours.SetOutput(io.Discard)
+		cliSet.SetOutput(io.Discard)
+		if err := f.Apply(ours); err != nil {
+			t.Fatal(err)
+		}
+		if err := theirs.Apply(cliSet); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range theirs.Names() {
+			a, b := ours.Lookup(name), cliSet.Lookup(name)
+			if a == nil || b == nil {
+				t.Fatalf("--%s: defined by ours %v, by cli's %v", name, a != nil, b != nil)
+			}
+			if a.Usage != b.Usage || a.DefValue != b.DefValue || isBool(a) != isBool(b) {
+				t.Errorf("--%s: ours %q %q bool %v, cli's %q %q bool %v", name, a.Usage, a.DefValue, isBool(a), b.Usage, b.DefValue, isBool(b))
+			}
+			if err := ours.Set(name, arg); err != nil {
+				t.Fatal(err)
+			}
+			if err := cliSet.Set(name, arg); err != nil {
+				t.Fatal(err)
+			}
+			if a.Value.String() != b.Value.String() {
+				t.Errorf("--%s %q: ours %q, cli's %q", name, arg, a.Value.String(), b.Value.String())
+			}
+		}
+	}
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
