@@ -729,6 +729,10 @@ func childProgram(c *childPlan) {
 	for j = range c.ignored {
 		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(c.ignored[j]), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
 	}
+	// And SIGSYS's, before any filter is loaded: a policy can trap a call
+	// of the steps left, execve itself, and Go's handler, installed here
+	// still, would fault in memory that is not the runtime's.
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSYS), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
 
 	// The listener's socket at its fixed number, then the descriptor limit
 	// that keeps the program below that number.
@@ -849,10 +853,7 @@ func childProgram(c *childPlan) {
 
 	// An empty signal mask for the program (execve keeps the mask). No one
 	// signals this process before execve: it has no terminal, and the
-	// supervisor signals only the init. But the filter may: a policy can
-	// trap execve itself, whose SIGSYS must not reach Go's handler, still
-	// installed here (it would fault in memory that is not the runtime's).
-	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGSYS), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
+	// supervisor signals only the init. The filter may (SIGSYS, above).
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	// Seccomp is the last step before execve, so that the filter need not
 	// allow anything the setup does.

@@ -92,6 +92,12 @@ errno = "EACCES"
 			t.Fatalf("signal %q, stdout %q, error %q: want SIGSYS before the program", o.res.Signal, o.res.Stdout, o.res.Error)
 		}
 	})
+	// A rule on a call the jail's own last steps make, not the program:
+	// the filter, loaded before them when it allows them, must not see it.
+	t.Run("a killed rt_sigaction, which /bin/true never calls", func(t *testing.T) {
+		rts := writeFile(t, dir, "rts.toml", "base = \"sh\"\n[[seccomp.rules]]\nsyscalls = [\"rt_sigaction\"]\naction = \"kill\"\n", 0o644)
+		gojail(t, "--policy", rts, "--", "/bin/true").want(t, jail.StatusOK, 0)
+	})
 	t.Run("policy check names an unknown system call and its rule", func(t *testing.T) {
 		bad := writeFile(t, dir, "bad.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getpid\", \"frobnicate\"]\naction = \"kill\"\n", 0o644)
 		out, err := exec.Command(gojailBin, "policy", "check", bad).CombinedOutput()
