@@ -71,6 +71,7 @@ type childPlan struct {
 	envv         []*byte   // NULL-terminated
 	lastCap      uintptr   // highest capability number of this kernel
 	ignored      []uintptr // signals the supervisor's caller left ignored
+	scrub        [][]byte  // the argv and environment areas, blanked in the init
 
 	// A prepared jail's program comes later, on the go pipe (readCommand):
 	// the file's length (8 bytes, little endian) and bytes, then the counts
@@ -398,9 +399,8 @@ func childInit(c *childPlan) {
 	if step, e1 = becomeUser(c); e1 != 0 {
 		goto fail
 	}
-	// Not dumpable: the program can neither ptrace this init nor find it in
-	// its /proc (hidepid=ptraceable), whose files would show a copy of the
-	// supervisor's command line and environment.
+	// Not dumpable: the program cannot ptrace this init or read its
+	// /proc/1/environ, which is a copy of the supervisor's environment.
 	step = stepDumpable
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e1 != 0 {
 		goto fail
@@ -589,6 +589,15 @@ func childInit(c *childPlan) {
 	if e1 != 0 {
 		goto fail
 	}
+	// /proc/1/cmdline shows anyone in the jail this process's argv: the
+	// supervisor's. Blank it, and the environment with it, before the
+	// program exists (pid 2 uses neither).
+	for j = range c.scrub {
+		for i = range c.scrub[j] {
+			c.scrub[j][i] = 0
+		}
+	}
+	i = 0
 	mark(c, &v.marks, stepCloseFds)
 	// The root is built: pid 2 may enter it.
 	// A plain store (sync/atomic is instrumented under -race, which the

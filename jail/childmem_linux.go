@@ -215,7 +215,8 @@ func (m *childMem) fsOpts(o []fsOpt) []fsOpt {
 }
 
 // into copies the plan, and everything it points to, into m: the copy
-// points only into m. With a sizing m it only counts.
+// points only into m (and at the argv and environment areas, scrub, which
+// are outside the heap). With a sizing m it only counts.
 func (c *childPlan) into(m *childMem) *childPlan {
 	n := (*childPlan)(m.alloc(int(unsafe.Sizeof(*c)), int(unsafe.Alignof(*c))))
 	sizing := n == nil
@@ -243,6 +244,7 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	n.argv = m.cstrv(c.argv)
 	n.envv = m.cstrv(c.envv)
 	n.ignored = memCopy(m, c.ignored)
+	n.scrub = memCopy(m, c.scrub)
 	n.fileName = m.cstr(c.fileName)
 	n.blob = memMake[byte](m, len(c.blob))
 	n.argvRaw = memMake[uintptr](m, len(c.argvRaw))

@@ -1,12 +1,17 @@
 package jail
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/limits"
 )
 
 func goString(p *byte) string {
@@ -37,6 +42,38 @@ func cloneHint(errno syscall.Errno) string {
 		return " (creating a user namespace was refused: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, or an AppArmor restriction on unprivileged user namespaces)"
 	}
 	return ""
+}
+
+// argvAndEnviron returns this process's argv and environment areas, where
+// /proc/PID/cmdline and environ read them (proc(5): arg_start..arg_end,
+// env_start..env_end of /proc/self/stat); Go's own os.Args and environment
+// strings point into them. The jail's init blanks its copies.
+func argvAndEnviron() [][]byte {
+	b, err := limits.ReadFile("/proc/self/stat")
+	if err != nil {
+		return nil
+	}
+	// Fields after the command name, which is in parentheses: field 3 on.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	num := func(field int) uintptr { // 1-based, as in proc(5)
+		if field-3 >= len(f) {
+			return 0
+		}
+		n, _ := strconv.ParseUint(f[field-3], 10, 64)
+		return uintptr(n)
+	}
+	if len(os.Args) == 0 {
+		return nil
+	}
+	p := unsafe.StringData(os.Args[0])
+	start, end := num(48), num(49)
+	if num(50) == end { // the environment follows argv, as the kernel lays them out
+		end = num(51)
+	}
+	if os.Args[0] == "" || uintptr(unsafe.Pointer(p)) != start || end <= start || end-start > 1<<20 {
+		return nil // not where the kernel says: leave it
+	}
+	return [][]byte{unsafe.Slice(p, end-start)}
 }
 
 // ignoredSignals lists the signals, real-time ones included, that this

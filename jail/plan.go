@@ -113,10 +113,9 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	b.add(mountOp{kind: opSymlink, path: cstr("dev/shm"), src: cstr("../tmp"), desc: "/dev/shm -> ../tmp"})
 
 	// A fresh /proc of the jail's own pid namespace (nsjail PR 283: never
-	// without nosuid, nodev, noexec), which shows only the processes the
-	// program could trace: not the init (see childInit's stepDumpable).
+	// without nosuid, nodev, noexec).
 	b.dir("proc", 0o555)
-	procOpts := []fsOpt{{cstr("hidepid"), cstr("ptraceable")}}
+	procOpts := []fsOpt(nil)
 	if p.FS.Proc == policy.ProcPid {
 		procOpts = append(procOpts, fsOpt{cstr("subset"), cstr("pid")})
 	}

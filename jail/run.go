@@ -374,6 +374,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		lastCap:  uintptr(lastCap()),
 		ignored:  ignoredSignals(),
 		debug:    s.debug,
+		scrub:    argvAndEnviron(),
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:

@@ -25,7 +25,7 @@ except OSError as e:
 if libc.syscall(248, b"user", b"gojail", b"x", 1, -3) >= 0:  # add_key into the session keyring
     problems.append("a key was added")
 pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
-if pids != [os.getpid()]:  # the init is hidden (hidepid=ptraceable)
+if pids != [1, os.getpid()]:
     problems.append(f"processes seen: {pids}")
 for pid in range(3, 64):
     try:

@@ -31,9 +31,8 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "cmdline") == 0) {
-		// The jail's init, whose command line is the supervisor's, is not
-		// in the jail's /proc from the program's start: look as early as a
-		// program can.
+		// The jail's init blanks its command line (the supervisor's) before
+		// the program starts: read it as early as a program can.
 		char buf[4096];
 		FILE *f = fopen("/proc/1/cmdline", "r");
 		if (!f) {
