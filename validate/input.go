@@ -66,6 +66,9 @@ func Stdin(path string) error {
 	if st.IsDir() {
 		return fmt.Errorf("--stdin %s is a directory", path)
 	}
+	if st.Mode()&os.ModeSocket != 0 {
+		return fmt.Errorf("--stdin %s is a socket, which cannot be opened: give a file, a FIFO or a device", path)
+	}
 	if !st.Mode().IsRegular() {
 		if err := unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS); err != nil {
 			return fmt.Errorf("--stdin %s: %w", path, err)

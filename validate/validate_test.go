@@ -1,10 +1,13 @@
 package validate
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/policy"
 )
@@ -97,6 +100,35 @@ func TestProgramLinks(t *testing.T) {
 	for _, name := range []string{filepath.Join(bound, "out"), prog, plain} {
 		if got, err := Program(name, &p); err == nil || !strings.Contains(err.Error(), "is not inside the jail") {
 			t.Errorf("Program(%q) = %q, %v; want refused", name, got, err)
+		}
+	}
+}
+
+// --stdin: a file, a FIFO (checked without an open, which would wait for
+// its writer) or a device; never a directory or a socket.
+func TestStdin(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "in")
+	fifo := filepath.Join(dir, "fifo")
+	sock := filepath.Join(dir, "sock")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct{ path, err string }{
+		{file, ""}, {fifo, ""}, {"/dev/null", ""},
+		{dir, "is a directory"}, {sock, "is a socket"}, {filepath.Join(dir, "none"), "no such file"},
+	} {
+		err := Stdin(tc.path)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Stdin(%s) = %v, want %q", tc.path, err, tc.err)
 		}
 	}
 }
