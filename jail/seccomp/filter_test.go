@@ -2,6 +2,8 @@ package seccomp
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -150,4 +152,23 @@ func mustSpec(t *testing.T) Spec {
 		t.Fatal(err)
 	}
 	return spec
+}
+
+// Without $HOME or $XDG_CACHE_HOME (a clean environment), the cache is in
+// the home the password database gives, not nowhere.
+func TestCacheDirWithoutHome(t *testing.T) {
+	home := passwdHome(os.Geteuid())
+	if home == "" {
+		t.Skip("this user has no home in /etc/passwd")
+	}
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	want := filepath.Join(home, ".cache", "gojail", "seccomp")
+	got := cacheDir()
+	if _, err := os.Stat(home); err != nil {
+		want = "" // a home that does not exist (nobody's) keeps no cache
+	}
+	if got != want {
+		t.Fatalf("cacheDir() = %q without HOME, want %q", got, want)
+	}
 }
