@@ -148,9 +148,10 @@ func passwdHome(uid int) string {
 	if err != nil {
 		return ""
 	}
+	id := strconv.Itoa(uid)
 	for _, line := range strings.Split(string(b), "\n") {
 		// name:password:uid:gid:gecos:home:shell
-		if f := strings.Split(line, ":"); len(f) == 7 && f[2] == strconv.Itoa(uid) && filepath.IsAbs(f[5]) {
+		if f := strings.Split(line, ":"); len(f) == 7 && f[2] == id && filepath.IsAbs(f[5]) {
 			return f[5]
 		}
 	}
