@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/limits"
 )
 
 // The child is a copy of this process without its Go heap or runtime (see
@@ -191,6 +193,9 @@ type sigaction struct {
 // runs on a stack of its own, with its copy of the plan, in a childMem,
 // and the clone leaves the Go heap out of it (see childmem_linux.go).
 func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err error) {
+	// The walk to /sys/fs/cgroup now, before the child makes its network
+	// namespace, which locks sysfs (limits.OpenRoot).
+	limits.OpenRoot()
 	var sizing childMem
 	c.into(&sizing)
 	if m, err = newChildMem(sizing.off + room); err != nil {

@@ -313,7 +313,7 @@ func (s *supervisor) start() (jailFds, error) {
 func openTaskFiles(paths []string) ([]int, error) {
 	var fds []int
 	for _, p := range paths {
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		fd, err := limits.Open(p, unix.O_WRONLY)
 		if err != nil {
 			return fds, fmt.Errorf("open %s: %w", p, err)
 		}

@@ -134,7 +134,11 @@ var (
 // for cgroup v1.
 func unified() (string, error) {
 	var st unix.Statfs_t
-	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
+	fd, err := root()
+	if err == nil {
+		err = unix.Fstatfs(fd, &st)
+	}
+	if err != nil {
 		return "", &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
 	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
@@ -227,7 +231,7 @@ func ownCgroups() (map[string]string, error) {
 // would try to register it with the poller, and the first such call makes
 // the poller (an epoll instance and an eventfd).
 func ReadFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := Open(path, unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +284,7 @@ func write(dir, file, value string) error {
 // controllers' writes (v1 memory.memsw.limit_in_bytes): the write is then
 // simply made again.
 func WriteFile(path, value string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, err := Open(path, unix.O_WRONLY)
 	if err != nil {
 		return err
 	}
@@ -312,7 +316,7 @@ func (k *counters) keep(dir string, files ...string) {
 	}
 	for _, f := range files {
 		path := filepath.Join(dir, f)
-		if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		if fd, err := Open(path, unix.O_RDONLY); err == nil {
 			k.fds[path] = fd
 		}
 	}
@@ -399,7 +403,7 @@ func (k *counters) keys(dir, file string, keys ...string) ([]int64, error) {
 func rmdir(dir string) error {
 	var err error
 	for i := 0; i < 200; i++ {
-		if err = unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		if err = unlinkDir(dir); err == nil || errors.Is(err, unix.ENOENT) {
 			return nil
 		}
 		if !errors.Is(err, unix.EBUSY) {
@@ -444,10 +448,16 @@ func removeStale(parent string, remove func(name string), removeEmpty func(name 
 	// no run's directory in it, one stat says so. Exactly 2: a file system
 	// that does not count (1, as btrfs and some FUSE ones report) is read.
 	var st unix.Stat_t
-	if unix.Stat(parent, &st) == nil && st.Nlink == 2 {
+	if stat(parent, &st) == nil && st.Nlink == 2 {
 		return
 	}
-	ents, err := os.ReadDir(parent)
+	fd, err := Open(parent, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return
+	}
+	dir := os.NewFile(uintptr(fd), parent)
+	ents, err := dir.ReadDir(-1)
+	dir.Close()
 	if err != nil {
 		return
 	}

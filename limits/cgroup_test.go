@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A run's cgroup is removed with what it holds only when its supervisor, of
@@ -66,5 +68,34 @@ func TestRemoveWithoutDirectories(t *testing.T) {
 	var ws syscall.WaitStatus
 	if pid, _ := syscall.Wait4(sleeper.Process.Pid, &ws, syscall.WNOHANG, nil); pid != 0 {
 		t.Fatalf("a process listed in ./cgroup.procs was killed: %v", ws)
+	}
+}
+
+// Paths below /sys/fs/cgroup are walked from its descriptor, never from /
+// (which crosses sysfs); every other path is left as it is.
+func TestAt(t *testing.T) {
+	fd, err := root()
+	if err != nil {
+		t.Skipf("cannot open /sys/fs/cgroup here: %v", err)
+	}
+	for _, tc := range []struct {
+		path, rel string
+		dir       int
+	}{
+		{"/sys/fs/cgroup/memory/gojail/run/tasks", "memory/gojail/run/tasks", fd},
+		{"/sys/fs/cgroup/unified", "unified", fd},
+		{"/sys/fs/cgroup", ".", fd},
+		{"/sys/fs/cgroup/", ".", fd},
+		{"/sys/fs/cgroupfoo/x", "/sys/fs/cgroupfoo/x", unix.AT_FDCWD},
+		{"/proc/self/uid_map", "/proc/self/uid_map", unix.AT_FDCWD},
+	} {
+		if dir, rel := at(tc.path); dir != tc.dir || rel != tc.rel {
+			t.Errorf("at(%q) = %d, %q; want %d, %q", tc.path, dir, rel, tc.dir, tc.rel)
+		}
+	}
+	// The descriptor reaches the hierarchy: a file every cgroup root has.
+	var st unix.Stat_t
+	if err := stat("/sys/fs/cgroup", &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		t.Errorf("stat of /sys/fs/cgroup through its descriptor: %v, mode %o", err, st.Mode)
 	}
 }

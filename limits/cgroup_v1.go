@@ -46,13 +46,13 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		}
 		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
 		dir := filepath.Join(parent, name)
-		err := unix.Mkdir(dir, 0o755)
+		err := mkdir(dir)
 		if err == unix.ENOENT { // the first run under this cgroup
-			if err := unix.Mkdir(parent, 0o755); err != nil && err != unix.EEXIST {
+			if err := mkdir(parent); err != nil && err != unix.EEXIST {
 				cg.Remove()
 				return nil, mkdirFailed(parent, &os.PathError{Op: "mkdir", Path: parent, Err: err}, "")
 			}
-			err = unix.Mkdir(dir, 0o755)
+			err = mkdir(dir)
 		}
 		if err != nil {
 			if err == unix.EEXIST && cg.made(dir) {
@@ -79,12 +79,12 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 // made reports whether dir is one of the run's directories already made,
 // under another controller's name.
 func (c *v1) made(dir string) bool {
-	st, err := os.Stat(dir)
-	if err != nil {
+	var st, other unix.Stat_t
+	if stat(dir, &st) != nil {
 		return false
 	}
 	for _, d := range c.dirs {
-		if other, err := os.Stat(d); err == nil && os.SameFile(st, other) {
+		if stat(d, &other) == nil && st.Dev == other.Dev && st.Ino == other.Ino {
 			return true
 		}
 	}
@@ -111,7 +111,7 @@ func (c *v1) set(spec Spec) error {
 	}
 	// Swap off: memory+swap capped at the memory limit where the kernel
 	// accounts swap, else no swapping for this cgroup at all.
-	if _, err := os.Stat(filepath.Join(mem, "memory.memsw.limit_in_bytes")); err == nil {
+	if exists(filepath.Join(mem, "memory.memsw.limit_in_bytes")) {
 		if err := write(mem, "memory.memsw.limit_in_bytes", limit); err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (c *v1) Remove() error {
 	empty := len(c.dirs) == 0
 	for _, ctrl := range slices.Backward(v1Swept) {
 		if dir, ok := c.dirs[ctrl]; ok {
-			err := unix.Rmdir(dir)
+			err := unlinkDir(dir)
 			if err == unix.ENOENT {
 				continue
 			}
@@ -269,7 +269,7 @@ func sweepV1(own map[string]string) {
 			dirs := v1Dirs(own, n)
 			for _, ctrl := range slices.Backward(v1Swept) {
 				if dir, ok := dirs[ctrl]; ok {
-					unix.Rmdir(dir) // EBUSY while it holds processes
+					unlinkDir(dir) // EBUSY while it holds processes
 				}
 			}
 		})

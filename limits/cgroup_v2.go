@@ -37,12 +37,13 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	// The child is cloned into a cgroup under base: that moves it from our
 	// cgroup, which the kernel allows only to a writer of the common
 	// ancestor's cgroup.procs (a delegated subtree grants it).
-	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
+	dirfd, rel := at(filepath.Join(base, "cgroup.procs"))
+	if err := unix.Faccessat(dirfd, rel, unix.W_OK, 0); err != nil {
 		return nil, &ErrNoCgroup{fmt.Sprintf("%s/cgroup.procs is not writable (%v): the subtree is not delegated to this user", base, err)}
 	}
 	parent := filepath.Join(base, "gojail")
-	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, mkdirFailed(parent, err, " (cgroup v2 needs root or a delegated subtree)")
+	if err := mkdir(parent); err != nil && err != unix.EEXIST {
+		return nil, mkdirFailed(parent, &os.PathError{Op: "mkdir", Path: parent, Err: err}, " (cgroup v2 needs root or a delegated subtree)")
 	}
 	if !hasControllers(parent, "memory", "pids") {
 		return nil, &ErrNoCgroup{fmt.Sprintf("%s lacks the memory and pids controllers: enable them in %s/cgroup.subtree_control", parent, base)}
@@ -55,18 +56,18 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 		return nil, &ErrNoCgroup{err.Error()}
 	}
 	removeStale(parent, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
-		func(n string) { unix.Rmdir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
+		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 
 	dir := filepath.Join(parent, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, mkdirFailed(dir, err, "")
+	if err := mkdir(dir); err != nil {
+		return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
 	}
 	cg := &v2{dir: dir, fd: -1}
 	if err := cg.set(spec); err != nil {
 		cg.Remove()
 		return nil, err
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := Open(dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		cg.Remove()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
@@ -81,7 +82,7 @@ func (c *v2) set(spec Spec) error {
 		return err
 	}
 	// memory.swap.max exists only with swap accounting.
-	if _, err := os.Stat(filepath.Join(c.dir, "memory.swap.max")); err == nil {
+	if exists(filepath.Join(c.dir, "memory.swap.max")) {
 		if err := write(c.dir, "memory.swap.max", "0"); err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (c *v2) Remove() error {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
-	if unix.Rmdir(c.dir) == nil { // the usual end: nothing left in it
+	if unlinkDir(c.dir) == nil { // the usual end: nothing left in it
 		return nil
 	}
 	var errs []error
