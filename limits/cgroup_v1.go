@@ -226,14 +226,16 @@ func (c *v1) Remove() error {
 	// holds the same processes: when one directory goes, so do the
 	// others, and there is no process list to read. (A leftover may lack
 	// some: ENOENT looks at the next.)
-	empty := len(c.dirs) == 0
+	empty, gone := len(c.dirs) == 0, ""
 	for _, ctrl := range slices.Backward(v1Swept) {
 		if dir, ok := c.dirs[ctrl]; ok {
 			err := unlinkDir(dir)
 			if err == unix.ENOENT {
 				continue
 			}
-			empty = err == nil
+			if empty = err == nil; empty {
+				gone = dir
+			}
 			break
 		}
 	}
@@ -243,7 +245,7 @@ func (c *v1) Remove() error {
 		}
 	}
 	for _, ctrl := range slices.Backward(v1Swept) {
-		if dir, ok := c.dirs[ctrl]; ok {
+		if dir, ok := c.dirs[ctrl]; ok && dir != gone {
 			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
 	}
