@@ -10,11 +10,17 @@ PKG_FILES := /usr/bin/gcc:gcc /usr/include/seccomp.h:libseccomp-dev /usr/bin/pkg
 	/usr/bin/python3:python3 /usr/bin/node:nodejs /usr/bin/setpriv:util-linux \
 	/usr/lib/python3/dist-packages/numpy:python3-numpy /usr/lib/python3/dist-packages/pandas:python3-pandas
 BENCH_FILES := /usr/bin/bwrap:bubblewrap /usr/bin/hyperfine:hyperfine
+# gojail is built with Go 1.26's previous collector where the toolchain still
+# has it: the Green Tea collector's small-object spans keep their mark bits
+# in their last page, which each run's first allocations then touch (421
+# page faults a /bin/true run against 377; -0.04 ms, 800 pairs). gojail
+# collects rarely (a run not at all), so it loses nothing by it.
+GOJAIL_EXPERIMENT := $(shell GOEXPERIMENT=nogreenteagc $(GO) env GOEXPERIMENT >/dev/null 2>&1 && echo nogreenteagc)
 
 .PHONY: build generate deps bench-smoke bench-deps demo test test-unit test-rootless bench clean
 
 build: deps
-	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
+	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
 	CGO_ENABLED=1 $(GO) build -trimpath -o bin/gojail-seccomp ./cmd/gojail-seccomp
 
 # Regenerates the embedded default seccomp profile and the system-call name
