@@ -93,7 +93,7 @@ func TestAt(t *testing.T) {
 			t.Errorf("at(%q) = %d, %q; want %d, %q", tc.path, dir, rel, tc.dir, tc.rel)
 		}
 	}
-	// The descriptor reaches the hierarchy: a file every cgroup root has.
+	// The descriptor itself is the directory (".").
 	var st unix.Stat_t
 	if err := stat("/sys/fs/cgroup", &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		t.Errorf("stat of /sys/fs/cgroup through its descriptor: %v, mode %o", err, st.Mode)
