@@ -19,9 +19,26 @@ import (
 // median); none with the descriptor.
 const cgroupMount = "/sys/fs/cgroup"
 
-var root = sync.OnceValues(func() (int, error) {
-	return unix.Open(cgroupMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-})
+var (
+	rootMu sync.Mutex
+	rootFd = -1
+)
+
+// root is the descriptor of /sys/fs/cgroup, opened on the first call that
+// can: a failure (out of descriptors, say) is not kept, and the next call
+// tries again.
+func root() (int, error) {
+	rootMu.Lock()
+	defer rootMu.Unlock()
+	if rootFd < 0 {
+		fd, err := unix.Open(cgroupMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		rootFd = fd
+	}
+	return rootFd, nil
+}
 
 // OpenRoot opens /sys/fs/cgroup for every later walk, if not yet done: a
 // caller about to make a network namespace calls it first.

@@ -137,6 +137,8 @@ func unified() (string, error) {
 	fd, err := root()
 	if err == nil {
 		err = unix.Fstatfs(fd, &st)
+	} else {
+		err = unix.Statfs(cgroupMount, &st) // no descriptor to be had: the path
 	}
 	if err != nil {
 		return "", &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}

@@ -99,3 +99,53 @@ func TestAt(t *testing.T) {
 		t.Errorf("stat of /sys/fs/cgroup through its descriptor: %v, mode %o", err, st.Mode)
 	}
 }
+
+// A failed open of /sys/fs/cgroup (out of descriptors) is not kept: once
+// descriptors are free again the next walk has its descriptor, and the
+// v1-or-v2 probe meanwhile reads the path rather than saying "not mounted".
+func TestRootRetried(t *testing.T) {
+	if _, err := os.Stat(cgroupMount); err != nil {
+		t.Skipf("no %s here: %v", cgroupMount, err)
+	}
+	rootMu.Lock()
+	if rootFd >= 0 {
+		unix.Close(rootFd)
+		rootFd = -1
+	}
+	rootMu.Unlock()
+
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 256
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	var fds []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	_, errFull := root()
+	_, errProbe := unified()
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if errFull == nil {
+		t.Fatal("root() had a descriptor with none free")
+	}
+	if errProbe != nil {
+		t.Errorf("unified() with no descriptor free: %v", errProbe)
+	}
+	if fd, err := root(); err != nil || fd < 0 {
+		t.Fatalf("root() once descriptors were free: %d, %v", fd, err)
+	}
+}
