@@ -26,7 +26,9 @@ var (
 
 // root is the descriptor of /sys/fs/cgroup, opened on the first call that
 // can: a failure (out of descriptors, say) is not kept, and the next call
-// tries again.
+// tries again. Once opened it is kept for the life of the process, so a
+// file system mounted on /sys/fs/cgroup later is not seen (the v1-or-v2
+// answer was kept before it too).
 func root() (int, error) {
 	rootMu.Lock()
 	defer rootMu.Unlock()
