@@ -21,6 +21,8 @@ type netPoll struct {
 	rc     syscall.RawConn
 	reg    []int32 // the descriptors in the set
 	ev     [8]unix.EpollEvent
+	n      int                // events of the last epoll_wait
+	wait   func(uintptr) bool // rc.Read's function, made once: a poll allocates nothing
 	closed bool
 }
 
@@ -49,6 +51,10 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 		if np.rc, err = np.f.SyscallConn(); err != nil {
 			return err
 		}
+		np.wait = func(uintptr) bool {
+			np.n, _ = unix.EpollWait(np.ep, np.ev[:], 0)
+			return np.n > 0
+		}
 	}
 	// The set follows pfd: descriptors gone from it leave the set (a pipe at
 	// EOF would otherwise report its hang-up on every call).
@@ -75,18 +81,15 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 		deadline = time.Now().Add(time.Duration(timeout.Nano()))
 	}
 	np.f.SetReadDeadline(deadline)
-	n := 0
-	err := np.rc.Read(func(uintptr) bool {
-		n, _ = unix.EpollWait(np.ep, np.ev[:], 0)
-		return n > 0
-	})
+	np.n = 0
+	err := np.rc.Read(np.wait)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	for _, e := range np.ev[:max(n, 0)] {
+	for _, e := range np.ev[:max(np.n, 0)] {
 		for i := range pfd {
 			if pfd[i].Fd == e.Fd {
 				pfd[i].Revents = int16(e.Events)

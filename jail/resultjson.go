@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -11,7 +12,33 @@ import (
 // encoding/json's Encoder writes with SetEscapeHTML(false)
 // (TestAppendJSON), without its reflection: building its encoders on
 // first use took 0.16 ms of every `gojail run --json`.
-func (r *Result) AppendJSON(b []byte) []byte {
+func (r *Result) AppendJSON(b []byte) []byte { return r.appendJSON(b, nil) }
+
+// WriteJSON writes what AppendJSON appends, in pieces of some 32 KiB: the
+// escaped output is never whole in memory. A control byte takes six bytes
+// escaped, so 1 MiB of output kept could otherwise take 6 MiB more, and
+// with the garbage collector off for a run, every smaller buffer it grew
+// from as well (43 MB resident for a run whose program wrote zeros).
+func (r *Result) WriteJSON(w io.Writer) error {
+	var err error
+	b := r.appendJSON(make([]byte, 0, 1024), func(b []byte) []byte {
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return b[:0]
+	})
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	return err
+}
+
+const jsonPiece = 32 << 10
+
+// appendJSON is AppendJSON; with flush, the program's output is escaped
+// piece by piece, and flush takes the bytes so far each time they pass
+// jsonPiece and returns what to append to next.
+func (r *Result) appendJSON(b []byte, flush func([]byte) []byte) []byte {
 	b = append(b, `{"status":`...)
 	b = appendJSONString(b, string(r.Status))
 	b = append(b, `,"exit_code":`...)
@@ -19,9 +46,9 @@ func (r *Result) AppendJSON(b []byte) []byte {
 	b = append(b, `,"signal":`...)
 	b = appendJSONString(b, r.Signal)
 	b = append(b, `,"stdout":`...)
-	b = appendJSONString(b, r.Stdout)
+	b = appendLongJSONString(b, r.Stdout, flush)
 	b = append(b, `,"stderr":`...)
-	b = appendJSONString(b, r.Stderr)
+	b = appendLongJSONString(b, r.Stderr, flush)
 	b = append(b, `,"stdout_truncated":`...)
 	b = strconv.AppendBool(b, r.StdoutTruncated)
 	b = append(b, `,"stderr_truncated":`...)
@@ -83,12 +110,48 @@ func (r *Result) AppendJSON(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
+// appendLongJSONString is appendJSONString, s escaped in pieces of about
+// 4 KiB, each followed by flush (when not nil) once the bytes so far pass
+// jsonPiece. No piece ends inside a valid character, so the pieces escape
+// to what s does whole (an invalid byte is \ufffd on its own either way).
+func appendLongJSONString(b []byte, s string, flush func([]byte) []byte) []byte {
+	if flush == nil {
+		return appendJSONString(b, s)
+	}
+	b = append(b, '"')
+	for len(s) > 0 {
+		n := min(len(s), jsonPiece/8) // at most six bytes escaped for one
+		if n < len(s) && !utf8.RuneStart(s[n]) {
+			// s[n] may continue a character begun within the three bytes
+			// before it: cut before that beginning. With none there, no
+			// valid character spans the cut.
+			for i := n - 1; i > 0 && i >= n-(utf8.UTFMax-1); i-- {
+				if utf8.RuneStart(s[i]) {
+					n = i
+					break
+				}
+			}
+		}
+		b = appendJSONStringBody(b, s[:n])
+		s = s[n:]
+		if len(b) >= jsonPiece {
+			b = flush(b)
+		}
+	}
+	return append(b, '"')
+}
+
 // appendJSONString is encoding/json's string encoding without HTML
 // escaping: control characters escaped (\b, \f, \n, \r, \t by name), an
 // invalid UTF-8 byte as \ufffd, and U+2028 and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	return append(appendJSONStringBody(b, s), '"')
+}
+
+// appendJSONStringBody is appendJSONString without the quotes.
+func appendJSONStringBody(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
@@ -134,8 +197,7 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // appendJSONFloat is encoding/json's float64: the shortest form, with an

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +59,60 @@ func TestAppendJSON(t *testing.T) {
 			t.Fatalf("result %d:\n got %q\nwant %q", i, got, want.Bytes())
 		}
 	}
+}
+
+// WriteJSON writes what AppendJSON appends, for output long enough to be
+// escaped in pieces: characters of every width and invalid bytes across
+// the pieces' cuts, and a long run of bytes that start no character. No
+// write is much larger than a piece, whatever the output.
+func TestWriteJSON(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	pieces := []string{"a", "é", "日本", "\U0001F600", "\xff", "\xe2\x80", "\x80\x80\x80\x80\x80", "\x00", "\n", "\u2028", "\"", "\\"}
+	long := func(n int) string {
+		var b []byte
+		for len(b) < n {
+			b = append(b, pieces[rng.Intn(len(pieces))]...)
+		}
+		return string(b)
+	}
+	results := []*Result{
+		{Status: StatusOK, Stdout: long(300 << 10), Stderr: long(70 << 10), Enforced: map[string]string{"memory": "cgroup-v1"}},
+		{Status: StatusOK, Stdout: string(make([]byte, 1<<20)), Stderr: strings.Repeat("\x80", 100<<10)},
+		{Status: StatusRuntimeError, Stdout: long(jsonPiece - 1), Stderr: long(jsonPiece + 1)},
+		{Status: StatusOK},
+	}
+	// A valid character followed by bytes that continue none, at every
+	// offset around the first cut: "\xe2\x80\x80" is U+2000 whole.
+	for k := 0; k < 12; k++ {
+		results = append(results, &Result{Stdout: strings.Repeat("a", jsonPiece/8-k) + "\xe2\x80\x80\x80\x80\x80\x80\U0001F600" + strings.Repeat("b", jsonPiece)})
+	}
+	for i, r := range results {
+		var w writes
+		if err := r.WriteJSON(&w); err != nil {
+			t.Fatal(err)
+		}
+		if want := r.AppendJSON(nil); !bytes.Equal(w.all, want) {
+			t.Fatalf("result %d: WriteJSON's %d bytes differ from AppendJSON's %d", i, len(w.all), len(want))
+		}
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(r); err != nil || !bytes.Equal(w.all, enc.Bytes()) {
+			t.Fatalf("result %d: differs from encoding/json's (%v)", i, err)
+		}
+		if w.largest > 2*jsonPiece+64 {
+			t.Errorf("result %d: a write of %d bytes", i, w.largest)
+		}
+	}
+}
+
+type writes struct {
+	all     []byte
+	largest int
+}
+
+func (w *writes) Write(b []byte) (int, error) {
+	w.all = append(w.all, b...)
+	w.largest = max(w.largest, len(b))
+	return len(b), nil
 }

@@ -143,7 +143,6 @@ func batchAction(c *cli.Context) error {
 		}
 	}()
 
-	var out []byte
 	// The requests are read on a goroutine of their own: a read blocked on
 	// an idle input cannot be interrupted, and a signal must still end the
 	// batch. It is left blocked when gojail exits.
@@ -186,8 +185,7 @@ func batchAction(c *cli.Context) error {
 		if used {
 			want <- struct{}{} // prepare another
 		}
-		out = r.AppendJSON(out[:0])
-		if _, err := os.Stdout.Write(out); err != nil {
+		if err := r.WriteJSON(os.Stdout); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 		failed = failed || r.Status == jail.StatusInternalError

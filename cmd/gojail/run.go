@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gojail/gojail/jail"
+	"github.com/gojail/gojail/limits"
 	"github.com/gojail/gojail/policy"
 	"github.com/gojail/gojail/validate"
 )
@@ -344,9 +345,10 @@ func setEnv(env []string, key, kv string) []string {
 // finish prints the result and exits with its code.
 func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	if asJSON {
-		if _, err := os.Stdout.Write(r.AppendJSON(nil)); err != nil {
+		if err := r.WriteJSON(os.Stdout); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
+		logOwnPeak(c)
 	} else {
 		os.Stdout.WriteString(r.Stdout)
 		os.Stderr.WriteString(r.Stderr)
@@ -365,6 +367,25 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 			}
 			fmt.Fprintf(os.Stderr, "gojail: %s: %s\n", r.Status, msg)
 		}
+		logOwnPeak(c)
 	}
 	return cli.Exit("", r.ProcessExitCode())
+}
+
+// logOwnPeak says, under --debug, the most memory this process has had
+// resident (VmHWM: this process's own, where getrusage's figure may be the
+// larger one of what it was before its execve).
+func logOwnPeak(c *cli.Context) {
+	if !c.Bool("debug") {
+		return
+	}
+	b, err := limits.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Fprintf(os.Stderr, "gojail: the supervisor's own peak resident memory: %s\n", strings.TrimSpace(v))
+		}
+	}
 }

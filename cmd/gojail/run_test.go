@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -203,6 +204,57 @@ func TestStatuses(t *testing.T) {
 			t.Fatalf("stdout %q stderr %q", stdout.String(), stderr.String())
 		}
 	})
+}
+
+// The supervisor's own peak memory (VmHWM, which --debug prints): at most
+// 15 MB for a plain run and for a flood at the default output cap, even of
+// bytes that JSON escapes six to one, and flat however long the flood goes
+// on.
+func TestSupervisorMemory(t *testing.T) {
+	peak := func(t *testing.T, args ...string) int64 {
+		t.Helper()
+		cmd := exec.Command(gojailBin, append([]string{"run", "--json", "--debug", "--timeout", "60s"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("gojail %v: %v\n%s", args, err, stderr.String())
+		}
+		if o := decode(t, stdout.String()); o.Status != jail.StatusOK {
+			t.Fatalf("gojail %v: status %s: %s", args, o.Status, o.Error)
+		}
+		const prefix = "gojail: the supervisor's own peak resident memory: "
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+				if err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+				return kb << 10
+			}
+		}
+		t.Fatalf("gojail %v: no line %q on stderr", args, prefix)
+		return 0
+	}
+	const most = 15 << 20
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"a plain run", []string{"--", "/bin/true"}},
+		{"1 GiB of zero bytes at the default 1 MiB cap", []string{"--", "/usr/bin/head", "-c", "1073741824", "/dev/zero"}},
+	} {
+		if rss := peak(t, tc.args...); rss > most {
+			t.Errorf("%s: peak %.1f MB, over 15 MB", tc.name, float64(rss)/(1<<20))
+		} else {
+			t.Logf("%s: peak %.1f MB", tc.name, float64(rss)/(1<<20))
+		}
+	}
+	short := peak(t, "--output-limit", "64KiB", "--", "/usr/bin/head", "-c", "268435456", "/dev/zero")
+	long := peak(t, "--output-limit", "64KiB", "--", "/usr/bin/head", "-c", "2147483648", "/dev/zero")
+	t.Logf("a 256 MiB flood: peak %.1f MB; 2 GiB: %.1f MB", float64(short)/(1<<20), float64(long)/(1<<20))
+	if long-short > 2<<20 {
+		t.Errorf("the peak grew by %.1f MB from a 256 MiB flood to a 2 GiB one: not flat", float64(long-short)/(1<<20))
+	}
 }
 
 func TestOutputLimit(t *testing.T) {
