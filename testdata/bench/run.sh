@@ -65,6 +65,12 @@ hyperfine -N --style none --warmup 10 --runs "$runs" --export-json "$out/binds.j
 	-n 5 "$gojail run -- /bin/true" -n 50 "$gojail run --policy $out/binds50.toml -- /bin/true" \
 	-n 500 "$gojail run --policy $out/binds500.toml -- /bin/true" >/dev/null 2>&1
 
+# The supervisor's own peak resident memory (VmHWM, which --debug prints
+# after the result): a plain run, and floods of zero bytes (which JSON
+# escapes six to one) at the default cap and, far longer, at a small one.
+own_peak() { "$gojail" run --json --debug --timeout 60s "$@" 2>&1 >/dev/null | sed -n "s/^gojail: the supervisor's own peak resident memory: \([0-9]*\) kB\$/\1/p"; }
+mem="$(own_peak -- /bin/true):$(own_peak -- /usr/bin/head -c 1073741824 /dev/zero):$(own_peak --output-limit 64KiB -- /usr/bin/head -c 4294967296 /dev/zero)"
+
 # The same budgets with the runs paired: each gojail run in turn with one
 # of the other command's (pair), so that a drift of the machine falls on
 # both alike; the median of the paired differences.
@@ -81,12 +87,13 @@ m=$(( n < 200 ? n : 200 ))
 for i in $(seq "$m"); do echo '{"program": "/bin/true"}'; sleep 0.02; done |
 	"$gojail" batch --policy exec >"$out/batch.jsonl"
 
-/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" "$scale" "$paired" "$pairs" <<'PY'
+/usr/bin/python3 - "$out" "$n" "$tp_bare" "$tp_gojail" "$tp_bwrap" "${BENCH_RESULTS:-$here/RESULTS.md}" "$scale" "$paired" "$pairs" "$mem" <<'PY'
 import json, os, platform, statistics, subprocess, sys, datetime
 out, n, tps, path = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3:6]], sys.argv[6]
 scale = [tuple(int(v) for v in x.split(":")) for x in sys.argv[7].split()]
 pr = [[float(v) for v in x.split()] for x in sys.argv[8].split(":")]  # other, gojail, gojail - other
 npairs = sys.argv[9]
+mem = [int(v) / 1024 for v in sys.argv[10].split(":")]
 paired = [f"| {label} | +{pr[i][2]:.2f} ms | {pr[i + 1][2]:+.2f} ms | {pr[i + 1][1] / pr[i + 1][0]:.2f} |"
           for i, label in ((0, "/bin/true"), (2, "python3 -c pass"))]
 rows = []
@@ -125,7 +132,12 @@ text = "\n".join([
     *batch, "",
     "Binds in the policy (gojail run -- /bin/true):", "",
     "| binds | median | per extra bind |", "|---|---|---|",
-    *binds, ""])
+    *binds, "",
+    "The supervisor's own peak resident memory (VmHWM, printed by --debug; gojail run --json):", "",
+    "| run | peak |", "|---|---|",
+    f"| /bin/true | {mem[0]:.1f} MB |",
+    f"| 1 GiB of zero bytes, the default 1 MiB kept | {mem[1]:.1f} MB |",
+    f"| 4 GiB of zero bytes, 64 KiB kept | {mem[2]:.1f} MB |", ""])
 open(path, "w").write(text)
 print(text)
 PY
