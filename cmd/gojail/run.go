@@ -373,8 +373,8 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 }
 
 // logOwnPeak says, under --debug, the most memory this process has had
-// resident (VmHWM: this process's own, where getrusage's figure may be the
-// larger one of what it was before its execve).
+// resident: VmHWM, its own. getrusage's figure also counts the process it
+// was before its execve (a large caller's copy, for a child it forked).
 func logOwnPeak(c *cli.Context) {
 	if !c.Bool("debug") {
 		return
