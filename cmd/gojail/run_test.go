@@ -258,7 +258,10 @@ func TestSupervisorMemory(t *testing.T) {
 }
 
 func TestOutputLimit(t *testing.T) {
-	t.Run("a 1 GiB flood under a 64 KiB cap is truncated and the supervisor stays small", func(t *testing.T) {
+	// The supervisor's own memory under a flood: TestSupervisorMemory (the
+	// peak getrusage gives here would count this test's own process, which
+	// the child was until its execve).
+	t.Run("a 1 GiB flood under a 64 KiB cap is truncated", func(t *testing.T) {
 		cmd := exec.Command(gojailBin, "run", "--json", "--output-limit", "64KiB", "--timeout", "60s", "--policy", "bash", "-c", "head -c 1073741824 /dev/zero; echo done >&2")
 		var stdout strings.Builder
 		cmd.Stdout = &stdout
@@ -268,12 +271,6 @@ func TestOutputLimit(t *testing.T) {
 		o := decode(t, stdout.String())
 		if o.Status != jail.StatusOK || !o.StdoutTruncated || o.StderrTruncated || len(o.Stdout) != 64<<10 || o.StdoutBytes != 1<<30 || o.Stderr != "done\n" {
 			t.Fatalf("status %s truncated %v/%v kept %d of %d bytes, stderr %q", o.Status, o.StdoutTruncated, o.StderrTruncated, len(o.Stdout), o.StdoutBytes, o.Stderr)
-		}
-		// ru_maxrss of gojail and its waited-for descendants: the largest of them.
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
-		t.Logf("peak RSS %d MB", rss>>20)
-		if rss > 50<<20 {
-			t.Fatalf("peak RSS %d bytes over 50 MB", rss)
 		}
 	})
 	t.Run("output_action kill stops the program", func(t *testing.T) {
