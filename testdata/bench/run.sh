@@ -118,7 +118,8 @@ cpus = os.cpu_count()
 text = "\n".join([
     f"Measured {datetime.date.today()} by `make bench` on {platform.node()} ({cpus} CPUs, Linux {kernel}), hyperfine medians.",
     "gojail runs with every namespace, its cgroup limits, the default seccomp profile and its wall-clock watchdog;",
-    "bubblewrap with every namespace and no limits.",
+    "bubblewrap with every namespace and no limits. Each row runs the same command in each (python3 -c pass under",
+    "gojail: its python preset, gojail run --policy python -- /usr/bin/python3 -c pass).",
     "",
     "| workload | bare | gojail | bubblewrap | gojail - bare | gojail / bare | gojail / bubblewrap |",
     "|---|---|---|---|---|---|---|",
