@@ -144,12 +144,12 @@ func unified() (string, error) {
 		return "", &ErrNoCgroup{"/sys/fs/cgroup is not mounted"}
 	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return "/sys/fs/cgroup", nil
+		return cgroupMount, nil
 	}
 	// v1, or hybrid: v2 at /sys/fs/cgroup/unified is used when it holds the
 	// controllers (a v1 hierarchy that claims a controller takes it away).
-	if hasControllers("/sys/fs/cgroup/unified", "memory", "pids") {
-		return "/sys/fs/cgroup/unified", nil
+	if hybrid := cgroupMount + "/unified"; hasControllers(hybrid, "memory", "pids") {
+		return hybrid, nil
 	}
 	return "", nil
 }

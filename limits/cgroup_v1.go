@@ -44,7 +44,7 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 			cg.Remove()
 			return nil, &ErrNoCgroup{fmt.Sprintf("cgroup v1 has no %s hierarchy in /proc/self/cgroup", ctrl)}
 		}
-		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
+		parent := filepath.Join(cgroupMount, ctrl, path, "gojail")
 		dir := filepath.Join(parent, name)
 		err := mkdir(dir)
 		if err == unix.ENOENT { // the first run under this cgroup
@@ -97,7 +97,7 @@ func v1Dirs(own map[string]string, name string) map[string]string {
 	dirs := map[string]string{}
 	for _, ctrl := range v1Swept {
 		if path, ok := own[ctrl]; ok {
-			dirs[ctrl] = filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail", name)
+			dirs[ctrl] = filepath.Join(cgroupMount, ctrl, path, "gojail", name)
 		}
 	}
 	return dirs
@@ -266,7 +266,7 @@ func sweepV1(own map[string]string) {
 		if !ok {
 			continue
 		}
-		parent := filepath.Join("/sys/fs/cgroup", ctrl, path, "gojail")
+		parent := filepath.Join(cgroupMount, ctrl, path, "gojail")
 		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
 			dirs := v1Dirs(own, n)
 			for _, ctrl := range slices.Backward(v1Swept) {
