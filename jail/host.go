@@ -3,6 +3,7 @@ package jail
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,3 +107,42 @@ var lastCap = sync.OnceValue(func() int {
 	}
 	return lo
 })
+
+// jailCPUs is how many CPUs a jail's processes can run on at once: the
+// host's online CPUs, read once. It is not this process's own affinity
+// (runtime.NumCPU): a program may widen the one it inherits. When the list
+// cannot be read, the width of the kernel's CPU mask bounds it.
+var jailCPUs = sync.OnceValue(func() int {
+	if b, err := limits.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		if n := countCPUs(strings.TrimSpace(string(b))); n > 0 {
+			return max(n, runtime.NumCPU())
+		}
+	}
+	var set [128]uint64
+	n, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
+	if e != 0 {
+		return len(set) * 64
+	}
+	return max(int(n)*8, runtime.NumCPU())
+})
+
+// countCPUs counts the CPUs of a kernel CPU list such as "0-3,8,10-11"; 0
+// if it is not one.
+func countCPUs(list string) int {
+	n := 0
+	for _, r := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}

@@ -3,7 +3,6 @@ package jail
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -252,10 +251,10 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 }
 
 // nextCPUCheck says when the tree can first have used its CPU-time limit,
-// having used used: all of the host's CPUs busy for what is left. The
+// having used used: every CPU it can run on busy for what is left. The
 // supervisor reads the cgroup's figure then, and not before.
 func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
-	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(runtime.NumCPU())
+	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(jailCPUs())
 	return time.Now().Add(max(left, time.Millisecond))
 }
 

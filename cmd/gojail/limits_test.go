@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/jail"
 )
@@ -81,6 +84,36 @@ func TestCPULimitOfTheTree(t *testing.T) {
 	}
 	if o.res.CPUMs < 1000 || o.res.CPUMs > 1300 || !strings.Contains(o.res.Error, "the whole tree") {
 		t.Fatalf("cpu_ms %.1f, error %q", o.res.CPUMs, o.res.Error)
+	}
+}
+
+// gojail pinned to one CPU (taskset, a grader's worker) still stops a tree
+// that spreads over every CPU at its limit: the program may widen the
+// affinity it inherits, so the supervisor's own is no bound on how fast the
+// tree uses CPU time.
+func TestCPULimitWithNarrowAffinity(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: a tree cannot outrun the supervisor's own affinity here")
+	}
+	if !cgroupAvailable(t) {
+		t.Skip("no cgroup for this user: CPU time is limited per process (RLIMIT_CPU), see TestCPULimitOfTheTree")
+	}
+	// The child inherits the affinity of the thread that forks it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	o := hog(t, []string{"--cpu-time", "1s", "--timeout", "20s"}, "spin", "2")
+	o.want(t, jail.StatusTimeLimit, 124)
+	if o.res.CPUMs < 1000 || o.res.CPUMs > 1300 || !strings.Contains(o.res.Error, "the whole tree") {
+		t.Fatalf("cpu_ms %.1f (wall %.1f ms), error %q", o.res.CPUMs, o.res.WallMs, o.res.Error)
 	}
 }
 

@@ -4,7 +4,8 @@
 //
 //	hog touch MiB     allocate MiB and touch every page, print "done"
 //	hog bomb          allocate without end
-//	hog spin N        spin on N processes (itself and N-1 copies)
+//	hog spin N        spin on N processes (itself and N-1 copies), each
+//	                  allowed every CPU, whatever affinity it inherited
 //	hog forkbomb      start copies of itself without end
 package main
 
@@ -15,6 +16,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -40,6 +43,11 @@ func main() {
 			keep = append(keep, b)
 		}
 	case "spin":
+		var all unix.CPUSet
+		for i := 0; i < len(all)*64; i++ {
+			all.Set(i)
+		}
+		unix.SchedSetaffinity(0, &all) // the kernel keeps the CPUs there are
 		n, _ := strconv.Atoi(os.Args[2])
 		for i := 1; i < n; i++ {
 			if err := exec.Command("/proc/self/exe", "spin", "1").Start(); err != nil {
