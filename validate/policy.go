@@ -118,7 +118,7 @@ func checkLimits(p *policy.Policy) []error {
 	size("tmp_size", l.TmpSize, 4<<10, 1<<40)
 	size("work_size", l.WorkSize, 4<<10, 1<<40)
 	between("inodes", int64(l.Inodes), 16, 1<<24, "")
-	if l.CPUs < 0 || l.CPUs > 1024 {
+	if !(l.CPUs >= 0 && l.CPUs <= 1024) { // NaN too
 		errs = append(errs, fmt.Errorf("limits.cpus is %g: it must be 0 (no quota) or a number of cores up to 1024", l.CPUs))
 	} else if l.CPUs > 0 && l.CPUs < 0.01 {
 		errs = append(errs, fmt.Errorf("limits.cpus is %g: the smallest quota is 0.01 of a core", l.CPUs))

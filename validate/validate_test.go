@@ -132,3 +132,19 @@ func TestStdin(t *testing.T) {
 		}
 	}
 }
+
+// A CPU quota that is not a number (TOML's nan) is refused like one out of
+// range, never taken as no quota.
+func TestCPUsNotANumber(t *testing.T) {
+	for _, v := range []string{"nan", "-nan", "inf", "-1.0", "1025.0"} {
+		path := filepath.Join(t.TempDir(), "p.toml")
+		os.WriteFile(path, []byte("base = \"python\"\n[limits]\ncpus = "+v+"\n"), 0o644)
+		p, err := policy.Load(path)
+		if err != nil {
+			t.Fatalf("cpus = %s: %v", v, err)
+		}
+		if err := Policy(&p); err == nil || !strings.Contains(err.Error(), "limits.cpus is") {
+			t.Errorf("cpus = %s: got %v, want limits.cpus refused", v, err)
+		}
+	}
+}
