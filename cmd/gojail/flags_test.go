@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -63,4 +65,19 @@ func TestFlagsApplyAsCli(t *testing.T) {
 func isBool(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// An unknown command is bad input: exit 125, with the name and where to
+// look, for the top level and for policy's subcommands alike.
+func TestUnknownCommand(t *testing.T) {
+	for _, args := range [][]string{{"bogus"}, {"policy", "bogus"}} {
+		var stderr strings.Builder
+		cmd := exec.Command(gojailBin, args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 125 || !strings.Contains(stderr.String(), `no command "bogus" (see gojail --help)`) {
+			t.Errorf("gojail %q: %v, stderr %q; want exit 125 naming the command", args, err, stderr.String())
+		}
+	}
 }

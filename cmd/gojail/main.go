@@ -59,6 +59,12 @@ func main() {
 			},
 		},
 		OnUsageError: usageError,
+		// An unknown command: cli's help would say there is no help topic
+		// and exit 3.
+		CommandNotFound: func(_ *cli.Context, name string) {
+			fmt.Fprintf(os.Stderr, "gojail: no command %q (see gojail --help)\n", name)
+			cli.OsExiter(125)
+		},
 	}
 	err := app.Run(os.Args)
 	early.Discard()
