@@ -337,8 +337,10 @@ type seccompNotifResp struct {
 }
 
 // logged records a refusal in log mode and answers it as the policy would:
-// an errno, or (log and trap) letting the call run, a trap being recorded
-// as one. It returns false for a kill, which the caller carries out.
+// an errno; a trap, the call refused with ENOSYS and SIGSYS sent to its
+// thread (as the filter's trap does, but for the signal's si_code); a log
+// rule, letting the call run. It returns false for a kill, which the caller
+// carries out.
 func (s *supervisor) logged(listener int, n *seccompNotif) bool {
 	action, errno, rule := s.spec.Decide(int(n.nr), n.args)
 	name := seccomp.Name(int(n.nr))
@@ -357,12 +359,34 @@ func (s *supervisor) logged(listener int, n *seccompNotif) bool {
 		return false
 	case policy.ActErrno:
 		resp.error = -int32(errno)
-	default: // allow (by a rule), log, trap: the call runs
+	case policy.ActTrap:
+		resp.error = -int32(unix.ENOSYS)
+		// The thread's pidfd is taken while the thread waits for this
+		// answer (the notification still valid), so that the signal
+		// cannot reach another process that reused its id. Without one
+		// (before Linux 6.9) the call is still refused.
+		pidfd, err := unix.PidfdOpen(int(n.pid), pidfdThread)
+		if err == nil {
+			defer unix.Close(pidfd)
+			if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.id))); e != 0 {
+				return true // the caller died meanwhile
+			}
+		}
+		unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+		if err == nil {
+			unix.PidfdSendSignal(pidfd, unix.SIGSYS, nil, 0)
+		}
+		return true
+	default: // allow (by a rule), log: the call runs
 		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	}
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	return true
 }
+
+// pidfdThread is PIDFD_THREAD (Linux 6.9): a pidfd of one thread, to which
+// pidfd_send_signal sends a thread-directed signal.
+const pidfdThread = unix.O_EXCL
 
 // record counts one refusal of log mode.
 func (s *supervisor) record(e SeccompEvent) {

@@ -198,6 +198,23 @@ for _ in range(2):
 			t.Fatalf("stdout %q, log %+v", o.res.Stdout, o.res.SeccompLog)
 		}
 	})
+	// A trap refuses the call and raises SIGSYS in the calling thread, as
+	// without the log: the call must not run (ptrace, say, would).
+	t.Run("a trap rule traps", func(t *testing.T) {
+		pol := writeFile(t, tempDir(t), "trap.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getppid\"]\naction = \"trap\"\n", 0o644)
+		code := "import os, signal, threading\nprint('before', flush=True)\nt = threading.Thread(target=lambda: print(os.getppid(), flush=True))\nt.start(); t.join()\nprint('after')"
+		o := gojail(t, "--seccomp-log", "--policy", pol, "-c", code)
+		o.want(t, jail.StatusSyscallBlocked, 128+31)
+		if o.res.Signal != "SIGSYS" || o.res.Stdout != "before\n" || len(o.res.SeccompLog) == 0 || o.res.SeccompLog[len(o.res.SeccompLog)-1] != (jail.SeccompEvent{Syscall: "getppid", Action: "trap", Rule: "seccomp rule 1", Count: 1}) {
+			t.Fatalf("signal %q, stdout %q, log %+v", o.res.Signal, o.res.Stdout, o.res.SeccompLog)
+		}
+		// Without the log, the same.
+		o = gojail(t, "--policy", pol, "-c", code)
+		o.want(t, jail.StatusSyscallBlocked, 128+31)
+		if o.res.Stdout != "before\n" {
+			t.Fatalf("without the log: stdout %q", o.res.Stdout)
+		}
+	})
 }
 
 // pid 2 loads its filter while the init builds the root when the filter
