@@ -134,6 +134,14 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 		}
 		name := work + "/" + p.Run.File
 		b.add(mountOp{kind: opFile, path: cstr(name), data: code, mode: mode, desc: "/" + name})
+		// Then bound read-only onto itself. The init writes it, outside
+		// the jail's cgroup, so its pages are not the jail's memory: the
+		// program, which owns it, could otherwise map it and write up to
+		// limits.code_size there uncounted. A mount point cannot be
+		// removed or renamed either, and the mount cannot be undone from a
+		// namespace the program could make (it would be locked there).
+		b.add(mountOp{kind: opBind, path: cstr(name), src: cstr(name), isFile: true,
+			attr: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, desc: "/" + name + " (read-only)"})
 	}
 	return b.ops, nil
 }

@@ -48,6 +48,18 @@ try:
 except OSError as e:
     print(e.errno)`, nil, "30\n"},
 		{"work dir and /tmp are writable", `open('/work/a','w').write('x'); open('/tmp/b','w').write('y'); print(open('/work/a').read()+open('/tmp/b').read())`, nil, "xy\n"},
+		// Its pages are charged outside the jail's cgroup (the init writes
+		// it): writable, they would be memory the limit does not count.
+		{"the submitted file cannot be written, changed or removed", `
+import os, errno
+def t(f):
+    try:
+        f()
+        return 'done'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+f = '/work/main.py'
+print(t(lambda: open(f, 'r+b')), t(lambda: os.truncate(f, 0)), t(lambda: os.chmod(f, 0o666)), t(lambda: os.remove(f)), t(lambda: os.rename(f, '/work/x.py')), open(f).read().count('errno'))`, nil, "EROFS EROFS EROFS EBUSY EBUSY 4\n"},
 		{"no /dev/tty, own session", `import os; print(os.path.exists('/dev/tty'), os.getsid(0) == os.getpid())`, nil, "False True\n"},
 		{"minimal /dev", `import os; print(sorted(os.listdir('/dev')))`, nil, "['fd', 'full', 'null', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n"},
 		{"/proc is nosuid,nodev,noexec", `print([l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/proc'])`, nil, "['rw,nosuid,nodev,noexec,relatime']\n"},
