@@ -86,6 +86,8 @@ func TestDefaultProfileOffline(t *testing.T) {
 		{"bpf", archX8664, unix.SYS_BPF, nil, eperm},
 		{"io_uring_setup", archX8664, unix.SYS_IO_URING_SETUP, nil, eperm},
 		{"userfaultfd", archX8664, unix.SYS_USERFAULTFD, nil, eperm},
+		{"io_setup answers ENOSYS (the host's AIO pool)", archX8664, unix.SYS_IO_SETUP, nil, retErrno | uint32(unix.ENOSYS)},
+		{"io_submit is allowed (no context without io_setup)", archX8664, unix.SYS_IO_SUBMIT, nil, retAllow},
 		{"perf_event_open", archX8664, unix.SYS_PERF_EVENT_OPEN, nil, eperm},
 		{"open_by_handle_at", archX8664, unix.SYS_OPEN_BY_HANDLE_AT, nil, eperm},
 		{"kexec_load", archX8664, unix.SYS_KEXEC_LOAD, nil, eperm},

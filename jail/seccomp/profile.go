@@ -111,6 +111,12 @@ func DefaultProfile() []policy.SeccompRule {
 		// run share, would show what they open; and every instance counts
 		// against the host user's quota (128 by default).
 		eperm("inotify_init", "inotify_init1"),
+		// Kernel AIO contexts come from one pool for the whole host
+		// (fs.aio-max-nr, 65536): one jail could take them all, and every
+		// io_setup on the host and in other jails would fail meanwhile.
+		// ENOSYS, as where the kernel has no AIO: programs that use it
+		// fall back to threads.
+		{Syscalls: []string{"io_setup"}, Action: policy.ActErrno, Errno: "ENOSYS"},
 	}
 	for af := uint64(unix.AF_INET + 1); af < unix.AF_INET6; af++ {
 		rules = append(rules, policy.SeccompRule{Syscalls: []string{"socket"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "==", af, 0)})
