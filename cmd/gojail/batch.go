@@ -64,10 +64,7 @@ func batchAction(c *cli.Context) error {
 	}
 	p, err := policy.Load(ref)
 	if err == nil {
-		err = applyFlags(c, setFlags(c), &p)
-	}
-	if err == nil {
-		err = validate.Policy(&p)
+		err = withFlags(c, setFlags(c), &p)
 	}
 	if err == nil {
 		err = checkFilter(&p)

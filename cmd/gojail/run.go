@@ -113,10 +113,7 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 	if err != nil {
 		return nil, in, err
 	}
-	if err := applyFlags(c, set, &p); err != nil {
-		return nil, in, err
-	}
-	if err := validate.Policy(&p); err != nil {
+	if err := withFlags(c, set, &p); err != nil {
 		return nil, in, err
 	}
 
@@ -171,6 +168,31 @@ func afterDashDash(args []string) bool {
 		}
 	}
 	return false
+}
+
+// withFlags applies the run flags given to p (applyFlags) and validates the
+// result; a refused limit that a flag set is named by the flag too.
+func withFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
+	if err := applyFlags(c, set, p); err != nil {
+		return err
+	}
+	err := validate.Policy(p)
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for flag, field := range limitFlags {
+		if set[flag] {
+			msg = strings.ReplaceAll(msg, field+" is ", "--"+flag+" ("+field+") is ")
+		}
+	}
+	return errors.New(msg)
+}
+
+// limitFlags are the flags that set a limit, and the limit.
+var limitFlags = map[string]string{
+	"timeout": "limits.wall_time", "cpu-time": "limits.cpu_time", "memory": "limits.memory",
+	"output-limit": "limits.output", "pids": "limits.pids",
 }
 
 // applyFlags lets the run flags given (set, from setFlags) override the

@@ -297,6 +297,7 @@ func TestBadInput(t *testing.T) {
 	missingBind := writeFile(t, dir, "missing-bind.toml", "base = \"python\"\n[fs]\nro = [\"/usr\", \"/nonexistent/gojail\"]\n", 0o644)
 	badKey := writeFile(t, dir, "bad-key.toml", "base = \"python\"\n\n[limits]\nmemroy = \"1GiB\"\n", 0o644)
 	ok := writeFile(t, dir, "ok.py", "print(1)\n", 0o644)
+	zeroWall := writeFile(t, dir, "zero-wall.toml", "base = \"python\"\n[limits]\nwall_time = \"0s\"\n", 0o644)
 	tests := []struct {
 		name   string
 		args   []string
@@ -316,7 +317,8 @@ func TestBadInput(t *testing.T) {
 		{"bad --pids", []string{"--pids", "-1", ok}, `--pids: "-1" is not a whole number`},
 		{"bad --net", []string{"--net", "wifi", ok}, `--net: "wifi": want none, loopback or host`},
 		{"bad --env", []string{"--env", "NOEQUALS", ok}, `--env: "NOEQUALS" is not KEY=VALUE`},
-		{"limit out of range", []string{"--cpu-time", "0s", ok}, "limits.cpu_time is 0s: it must be between"},
+		{"limit out of range", []string{"--cpu-time", "0s", ok}, "--cpu-time (limits.cpu_time) is 0s: it must be between"},
+		{"limit out of range in the policy, not a flag", []string{"--policy", zeroWall, ok}, "limits.wall_time is 0s: it must be between"},
 		{"unknown flag", []string{"--frobnicate", ok}, "flag provided but not defined: -frobnicate"},
 		{"missing --stdin file", []string{"--stdin", filepath.Join(dir, "none.txt"), ok}, "--stdin"},
 		{"program not in the jail", []string{"--", "/root/nothing"}, "is not inside the jail"},
