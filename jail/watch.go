@@ -361,22 +361,25 @@ func (s *supervisor) logged(listener int, n *seccompNotif) bool {
 		resp.error = -int32(errno)
 	case policy.ActTrap:
 		resp.error = -int32(unix.ENOSYS)
-		// The thread's pidfd is taken while the thread waits for this
-		// answer (the notification still valid), so that the signal
-		// cannot reach another process that reused its id. Without one
-		// (before Linux 6.9) the call is still refused.
-		pidfd, err := unix.PidfdOpen(int(n.pid), pidfdThread)
-		if err == nil {
-			defer unix.Close(pidfd)
-			if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.id))); e != 0 {
+		// SIGSYS is sent while the thread still waits for this answer, so
+		// that it is pending when the call returns and comes before any
+		// more of the program's code (sent after, it lost the race to a
+		// thread that went on and exited). The thread's pidfd is taken
+		// while it waits (the notification still valid), so that the
+		// signal cannot reach another process that reused its id. The
+		// signal may end the wait first: the call is then restarted, or
+		// fails with EINTR, after a handler of SIGSYS. Without a thread
+		// pidfd (before Linux 6.9) the call is refused without the signal.
+		if pidfd, err := unix.PidfdOpen(int(n.pid), pidfdThread); err == nil {
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.id)))
+			if e == 0 {
+				unix.PidfdSendSignal(pidfd, unix.SIGSYS, nil, 0)
+			}
+			unix.Close(pidfd)
+			if e != 0 {
 				return true // the caller died meanwhile
 			}
 		}
-		unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
-		if err == nil {
-			unix.PidfdSendSignal(pidfd, unix.SIGSYS, nil, 0)
-		}
-		return true
 	default: // allow (by a rule), log: the call runs
 		resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	}
