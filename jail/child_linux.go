@@ -88,11 +88,18 @@ type childPlan struct {
 	goR         int
 	fileName    *byte // the submitted file, relative to the work directory
 	fileMode    uintptr
-	blob        []byte
-	argvRaw     []uintptr
-	envvRaw     []uintptr
-	filter      *sockFprog // seccomp filter, nil for none
-	nofile      rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+	// A prepared jail's submitted file is opened by pid 2 before its
+	// program is known (codeFd), then bound read-only onto itself by the
+	// init, which pid 2 asks with a byte on the exec pipe; codeBound (a
+	// futex) says it is done: 1, or 2 with the bind's errno in codeErr.
+	codeFd    uintptr
+	codeBound uint32
+	codeErr   uint32
+	blob      []byte
+	argvRaw   []uintptr
+	envvRaw   []uintptr
+	filter    *sockFprog // seccomp filter, nil for none
+	nofile    rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
 	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
 	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
@@ -646,7 +653,19 @@ func childInit(c *childPlan) {
 			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&v.pfd[0])), 3, 0, 0, 0, 0); e1 != 0 && e1 != syscall.EINTR {
 				break
 			}
-			if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died): this process's adjustment back
+			r1 = 0
+			if c.prepared && v.pfd[2].Revents&unix.POLLIN != 0 {
+				r1, _, _ = syscall.RawSyscall(syscall.SYS_READ, uintptr(v.execPipe[0]), uintptr(unsafe.Pointer(&b[0])), 1)
+			}
+			if r1 == 1 { // a prepared pid 2 has opened its file: bind it read-only
+				ws = 1
+				if e1 = bindReadOnly(c, v); e1 != 0 {
+					c.codeErr, ws = uint32(e1), 2
+				}
+				c.codeBound = ws // a plain store, ordered by the futex call (see goAhead)
+				syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.codeBound)), futexWakePrivate, 1, 0, 0, 0)
+				ws = 0
+			} else if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died): this process's adjustment back
 				syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), v.oomOldN, 0, 0, 0)
 				syscall.RawSyscall(syscall.SYS_CLOSE, v.oomFd, 0, 0)
 				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[0]), 0, 0)
@@ -723,6 +742,7 @@ func childProgram(c *childPlan) {
 		sa   sigaction
 		mask uint64
 		rep  report
+		b    [1]byte
 	)
 	// The init's: the exec pipe's read end (pid 2 keeps the write end until
 	// its execve) and its oom_score_adj file.
@@ -854,6 +874,25 @@ func childProgram(c *childPlan) {
 	// says it is ready, then reads the submitted file, which it writes into
 	// the work directory itself, and the command (readCommand).
 	if c.prepared {
+		// The file first, opened now and bound read-only by the init
+		// (bindReadOnly) before the jail says it is ready: its writes go
+		// through this descriptor.
+		step = stepCodeFile
+		if c.codeFd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(c.fileName)),
+			syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, c.fileMode, 0, 0); e1 != 0 {
+			goto fail
+		}
+		b[0] = 'f'
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.vars.execPipe[1]), uintptr(unsafe.Pointer(&b[0])), 1); e1 != 0 {
+			goto fail
+		}
+		for c.codeBound == 0 { // reloaded after each call (see goAhead)
+			syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.codeBound)), futexWaitPrivate, 0, 0, 0, 0)
+		}
+		if c.codeBound != 1 {
+			e1 = syscall.Errno(c.codeErr)
+			goto fail
+		}
 		rep = report{Kind: reportReady}
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
 		step = stepCommand
@@ -952,6 +991,26 @@ func becomeUser(c *childPlan) (Step, syscall.Errno) {
 		return stepSetuid, e1
 	}
 	return stepSetuid, 0
+}
+
+// bindReadOnly binds a prepared jail's submitted file (c.fileName, in the
+// working directory, which pid 2 has just created) read-only onto itself,
+// as a one-shot run's root has it (see buildMounts): the init, outside the
+// jail's cgroup, is charged for its pages. pid 2 keeps the descriptor it
+// opened before, to write the file when its program comes.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func bindReadOnly(c *childPlan, v *initVars) syscall.Errno {
+	if _, _, e1 := syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(c.fileName)), uintptr(unsafe.Pointer(c.fileName)),
+		0, syscall.MS_BIND, 0, 0); e1 != 0 {
+		return e1
+	}
+	v.attr = mountAttr{set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	_, _, e1 := syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, atFDCWD, uintptr(unsafe.Pointer(c.fileName)),
+		unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0)
+	return e1
 }
 
 // setLimits sets RLIMIT_NOFILE, then the rlimits, on the program and all
@@ -1069,12 +1128,8 @@ func readCommand(c *childPlan) syscall.Errno {
 	}
 	size = uint64(c.blob[0]) | uint64(c.blob[1])<<8 | uint64(c.blob[2])<<16 | uint64(c.blob[3])<<24 |
 		uint64(c.blob[4])<<32 | uint64(c.blob[5])<<40 | uint64(c.blob[6])<<48 | uint64(c.blob[7])<<56
-	if size != ^uint64(0) { // all ones: no file (a program inside the jail)
-		fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(c.fileName)),
-			syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, c.fileMode, 0, 0)
-		if e1 != 0 {
-			return e1
-		}
+	fd = c.codeFd           // opened while the jail was prepared, before its read-only bind
+	if size != ^uint64(0) { // all ones: no file (a program inside the jail), which stays empty
 		for size > 0 {
 			m = len(c.blob)
 			if uint64(m) > size {
@@ -1102,8 +1157,8 @@ func readCommand(c *childPlan) syscall.Errno {
 			}
 			size -= uint64(r1)
 		}
-		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	// argv and the environment, to EOF: their counts (4 bytes each, little
 	// endian), then the strings, each NUL-terminated (empty ones too).
 	for n = 0; ; {

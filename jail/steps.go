@@ -44,6 +44,7 @@ const (
 	stepStdio
 	stepCloseFds
 	stepCommand
+	stepCodeFile
 	stepSignalfd
 	stepFork
 	stepNotifySocket
@@ -93,6 +94,7 @@ var stepNames = [stepCount]string{
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",
 	stepCommand:      "read the command",
+	stepCodeFile:     "create the submitted file and bind it read-only",
 	stepSignalfd:     "signalfd",
 	stepFork:         "fork the program",
 	stepNotifySocket: "dup3 the listener's socket",

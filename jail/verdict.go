@@ -170,6 +170,8 @@ func (s *supervisor) childError(rep report) *ChildError {
 		}
 	case stepExec:
 		e.Detail = s.programPath()
+	case stepCodeFile:
+		e.Detail = strings.TrimSuffix(s.p.Run.Workdir, "/") + "/" + s.p.Run.File
 	case stepJoinCgroup: // pid 2 counts the message's descriptors, stdin first
 		if i := e.Index - s.joinFirst; i >= 0 && i < len(s.joinPaths) {
 			e.Detail = s.joinPaths[i]

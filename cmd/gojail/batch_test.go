@@ -28,6 +28,10 @@ func TestBatch(t *testing.T) {
 		`{"code": "while True: pass"}`,
 		`{"code": "print(1)\u0000"}`,
 		`{"code": "print(1)", "unknown": 1}`,
+		// The submitted file is read-only, as in a one-shot run (see
+		// TestIsolation); a request without one finds it empty.
+		`{"code": "import os\ntry:\n    open('/work/main.py', 'r+b')\nexcept OSError as e:\n    print(e.errno, os.stat('/work/main.py').st_size)"}`,
+		`{"program": "/usr/bin/stat", "args": ["-c", "%s %A", "/work/main.py"]}`,
 	}
 	want := []struct {
 		status jail.Status
@@ -42,6 +46,8 @@ func TestBatch(t *testing.T) {
 		{jail.StatusTimeLimit, -1, ""},
 		{jail.StatusInvalidInput, -1, ""},
 		{jail.StatusInvalidInput, -1, ""},
+		{jail.StatusOK, 0, "30 121\n"},
+		{jail.StatusOK, 0, "0 -rw-r--r--\n"},
 	}
 	cmd := exec.Command(gojailBin, "batch", "--cpu-time", "1s", "--timeout", "3s")
 	cmd.Stdin = strings.NewReader(strings.Join(reqs, "\n") + "\n")
