@@ -99,7 +99,10 @@ type childPlan struct {
 	argvRaw   []uintptr
 	envvRaw   []uintptr
 	filter    *sockFprog // seccomp filter, nil for none
-	nofile    rlimit     // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
+	// SECCOMP_FILTER_FLAG_*: a listener, and in log mode waits that only
+	// a fatal signal ends (see logged).
+	filterFlags uintptr
+	nofile      rlimit // RLIMIT_NOFILE, set by the program's process itself (see notifyFd)
 
 	// The filter's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) goes to the
 	// supervisor over a socket, with SCM_RIGHTS: the supervisor then names
@@ -1083,7 +1086,7 @@ func loadFilter(c *childPlan) (Step, syscall.Errno) {
 	if c.filter == nil {
 		return stepSeccomp, 0
 	}
-	fd, _, e1 := syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(c.filter)))
+	fd, _, e1 := syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, c.filterFlags, uintptr(unsafe.Pointer(c.filter)))
 	if e1 != 0 {
 		return stepSeccomp, e1
 	}

@@ -75,6 +75,15 @@ func (s *supervisor) filter() error {
 	}
 	s.prog = prog
 	s.plan.filter = &sockFprog{len: uint16(len(prog)), filter: &prog[0]}
+	s.plan.filterFlags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+	if s.in.SeccompLog {
+		// A thread waiting for the answer to a trapped call is not woken by
+		// the SIGSYS the supervisor sends it first (logged): the signal
+		// comes with the answer, once, as the filter's own trap's does.
+		// Woken, the call was restarted, and trapped again, without end.
+		// (Linux 5.19; log mode's trap needs 6.9 anyway.)
+		s.plan.filterFlags |= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+	}
 
 	s.plan.iobuf[0] = 'L'
 	s.plan.iov.Base = &s.plan.iobuf[0]

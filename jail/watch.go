@@ -364,12 +364,14 @@ func (s *supervisor) logged(listener int, n *seccompNotif) bool {
 		// SIGSYS is sent while the thread still waits for this answer, so
 		// that it is pending when the call returns and comes before any
 		// more of the program's code (sent after, it lost the race to a
-		// thread that went on and exited). The thread's pidfd is taken
-		// while it waits (the notification still valid), so that the
-		// signal cannot reach another process that reused its id. The
-		// signal may end the wait first: the call is then restarted, or
-		// fails with EINTR, after a handler of SIGSYS. Without a thread
-		// pidfd (before Linux 6.9) the call is refused without the signal.
+		// thread that went on and exited); the wait is one only a fatal
+		// signal ends (filterFlags), so the call returns ENOSYS, and a
+		// handler of SIGSYS runs once. The thread's pidfd is taken while it
+		// waits (the notification still valid), so that the signal cannot
+		// reach another process that reused its id. Without a thread pidfd
+		// (before Linux 6.9) the call is refused without the signal. Unlike
+		// the filter's own trap, the signal is not forced: a program that
+		// ignores or blocks SIGSYS sees only ENOSYS.
 		if pidfd, err := unix.PidfdOpen(int(n.pid), pidfdThread); err == nil {
 			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.id)))
 			if e == 0 {

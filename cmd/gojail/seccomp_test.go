@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/jail"
 )
 
@@ -201,6 +203,7 @@ for _ in range(2):
 	// A trap refuses the call and raises SIGSYS in the calling thread, as
 	// without the log: the call must not run (ptrace, say, would).
 	t.Run("a trap rule traps", func(t *testing.T) {
+		needThreadPidfd(t)
 		pol := writeFile(t, tempDir(t), "trap.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getppid\"]\naction = \"trap\"\n", 0o644)
 		code := "import os, signal, threading\nprint('before', flush=True)\nt = threading.Thread(target=lambda: print(os.getppid(), flush=True))\nt.start(); t.join()\nprint('after')"
 		o := gojail(t, "--seccomp-log", "--policy", pol, "-c", code)
@@ -215,6 +218,38 @@ for _ in range(2):
 			t.Fatalf("without the log: stdout %q", o.res.Stdout)
 		}
 	})
+	// A program's own SIGSYS handler runs once per trapped call, as without
+	// the log, and the call fails with ENOSYS (the filter's own trap leaves
+	// the call's number as what it returns: no error). Python retries a
+	// call that fails with EINTR: were the signal to end the wait for the
+	// supervisor's answer, the call would be trapped again and again.
+	t.Run("a handler of SIGSYS runs once per trapped call", func(t *testing.T) {
+		needThreadPidfd(t)
+		pol := writeFile(t, tempDir(t), "trap.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"fstatfs\"]\naction = \"trap\"\n", 0o644)
+		code := "import os, signal\nn = [0]\nsignal.signal(signal.SIGSYS, lambda s, f: n.__setitem__(0, n[0] + 1))\nerrs = set()\nfor _ in range(50):\n    try:\n        os.fstatvfs(0)\n    except OSError as e:\n        errs.add(e.errno)\nprint(n[0], sorted(errs))"
+		for _, tc := range []struct {
+			flags []string
+			want  string
+		}{{[]string{"--seccomp-log"}, "50 [38]\n"}, {nil, "50 []\n"}} {
+			o := gojail(t, append(tc.flags, "--policy", pol, "-c", code)...)
+			o.want(t, jail.StatusOK, 0)
+			if o.res.Stdout != tc.want {
+				t.Fatalf("%v: stdout %q, want %q (the handler run 50 times)", tc.flags, o.res.Stdout, tc.want)
+			}
+		}
+	})
+}
+
+// needThreadPidfd skips a test of log mode's trap where the kernel has no
+// pidfd of a thread (PIDFD_THREAD, Linux 6.9): the call is then refused
+// without the signal.
+func needThreadPidfd(t *testing.T) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(unix.Gettid(), unix.O_EXCL)
+	if err != nil {
+		t.Skipf("no PIDFD_THREAD (Linux 6.9): %v; log mode answers a trap with ENOSYS alone", err)
+	}
+	unix.Close(fd)
 }
 
 // pid 2 loads its filter while the init builds the root when the filter
