@@ -668,11 +668,8 @@ func childInit(c *childPlan) {
 				c.codeBound = ws // a plain store, ordered by the futex call (see goAhead)
 				syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.codeBound)), futexWakePrivate, 1, 0, 0, 0)
 				ws = 0
-			} else if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died): this process's adjustment back
-				syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), v.oomOldN, 0, 0, 0)
-				syscall.RawSyscall(syscall.SYS_CLOSE, v.oomFd, 0, 0)
-				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[0]), 0, 0)
-				v.pfd[2].Fd = -1
+			} else if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died)
+				oomBack(v)
 			}
 			if v.pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
 				v.rep.Kind = reportKilled
@@ -689,6 +686,9 @@ func childInit(c *childPlan) {
 				}
 			}
 		}
+		// pid 2 may have ended before its exec pipe's EOF was seen (after
+		// its file's byte, or with a stop request).
+		oomBack(v)
 		// Every process of the jail left, the program's orphans included,
 		// is a child of this init: with none (ECHILD) there is nothing to
 		// kill, and kill(-1) would walk every process of the host.
@@ -994,6 +994,23 @@ func becomeUser(c *childPlan) (Step, syscall.Errno) {
 		return stepSetuid, e1
 	}
 	return stepSetuid, 0
+}
+
+// oomBack gives the init its own oom_score_adj back, once pid 2, which
+// inherited the raised one, has exec'd or died, and closes the exec pipe;
+// only the first call does anything.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func oomBack(v *initVars) {
+	if v.pfd[2].Fd < 0 {
+		return
+	}
+	syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), v.oomOldN, 0, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, v.oomFd, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[0]), 0, 0)
+	v.pfd[2].Fd = -1
 }
 
 // bindReadOnly binds a prepared jail's submitted file (c.fileName, in the
