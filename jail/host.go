@@ -108,22 +108,34 @@ var lastCap = sync.OnceValue(func() int {
 	return lo
 })
 
-// jailCPUs is how many CPUs a jail's processes can run on at once: the
-// host's online CPUs, read once. It is not this process's own affinity
-// (runtime.NumCPU): a program may widen the one it inherits. When the list
-// cannot be read, the width of the kernel's CPU mask bounds it.
+// jailCPUs is how many CPUs a jail's processes can run on at once: those
+// its cpuset allows, read once. It is not this process's own affinity
+// (runtime.NumCPU, narrowed by taskset, say): a program may widen the one
+// it inherits, as far as the cpuset. This thread asks for every CPU, reads
+// what the kernel granted (the cpuset's CPUs that are online), and puts its
+// own mask back. Where that fails, the online CPUs bound it.
 var jailCPUs = sync.OnceValue(func() int {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var own, all, got unix.CPUSet
+	if unix.SchedGetaffinity(0, &own) == nil {
+		for i := range all {
+			all[i] = ^all[i]
+		}
+		if unix.SchedSetaffinity(0, &all) == nil {
+			err := unix.SchedGetaffinity(0, &got)
+			unix.SchedSetaffinity(0, &own)
+			if err == nil && got.Count() > 0 {
+				return max(got.Count(), own.Count())
+			}
+		}
+	}
 	if b, err := limits.ReadFile("/sys/devices/system/cpu/online"); err == nil {
 		if n := countCPUs(strings.TrimSpace(string(b))); n > 0 {
 			return max(n, runtime.NumCPU())
 		}
 	}
-	var set [128]uint64
-	n, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
-	if e != 0 {
-		return len(set) * 64
-	}
-	return max(int(n)*8, runtime.NumCPU())
+	return len(all) * 64
 })
 
 // countCPUs counts the CPUs of a kernel CPU list such as "0-3,8,10-11"; 0

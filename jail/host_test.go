@@ -1,6 +1,13 @@
 package jail
 
-import "testing"
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
 
 func TestCountCPUs(t *testing.T) {
 	for list, want := range map[string]int{
@@ -11,7 +18,34 @@ func TestCountCPUs(t *testing.T) {
 			t.Errorf("countCPUs(%q) = %d, want %d", list, got, want)
 		}
 	}
-	if n := jailCPUs(); n < 1 {
-		t.Fatalf("jailCPUs() = %d", n)
+}
+
+// jailCPUs counts the CPUs this process could widen its affinity to, not
+// those it has, and leaves its affinity as it was.
+func TestJailCPUs(t *testing.T) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip(err)
+	}
+	online := countCPUs(strings.TrimSpace(string(b)))
+	if online < 2 {
+		t.Skip("one CPU online: nothing to narrow")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var own, one, after unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &own); err != nil {
+		t.Fatal(err)
+	}
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &own)
+	if n := jailCPUs(); n < 2 || n > online {
+		t.Errorf("jailCPUs() = %d from a thread on CPU 0 alone, want 2 to %d (online)", n, online)
+	}
+	if unix.SchedGetaffinity(0, &after); after != one {
+		t.Errorf("affinity after jailCPUs: %v, want it left at CPU 0 alone", after)
 	}
 }
