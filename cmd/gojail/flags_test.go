@@ -70,13 +70,20 @@ func isBool(f *flag.Flag) bool {
 // An unknown command is bad input: exit 125, with the name and where to
 // look, for the top level and for policy's subcommands alike.
 func TestUnknownCommand(t *testing.T) {
-	for _, args := range [][]string{{"bogus"}, {"policy", "bogus"}} {
+	for _, tc := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"bogus"}, "gojail --help"},
+		{[]string{"policy", "bogus"}, "gojail policy --help"},
+	} {
+		args := tc.args
 		var stderr strings.Builder
 		cmd := exec.Command(gojailBin, args...)
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != 125 || !strings.Contains(stderr.String(), `no command "bogus" (see gojail --help)`) {
+		if !ok || ee.ExitCode() != 125 || !strings.Contains(stderr.String(), `no command "bogus" (see `+tc.help+`)`) {
 			t.Errorf("gojail %q: %v, stderr %q; want exit 125 naming the command", args, err, stderr.String())
 		}
 	}

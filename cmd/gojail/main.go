@@ -61,8 +61,12 @@ func main() {
 		OnUsageError: usageError,
 		// An unknown command: cli's help would say there is no help topic
 		// and exit 3.
-		CommandNotFound: func(_ *cli.Context, name string) {
-			fmt.Fprintf(os.Stderr, "gojail: no command %q (see gojail --help)\n", name)
+		CommandNotFound: func(c *cli.Context, name string) {
+			where := "gojail"
+			if c.Command != nil && c.Command.Name != "" && c.Command.Name != "gojail" {
+				where += " " + c.Command.Name // a subcommand of this one
+			}
+			fmt.Fprintf(os.Stderr, "gojail: no command %q (see %s --help)\n", name, where)
 			cli.OsExiter(125)
 		},
 	}
