@@ -290,3 +290,22 @@ args = [{index = 1, op = "==", value = 1}]
 	stdin.Close()
 	cmd.Wait()
 }
+
+// A batch whose flags give a limit out of range refuses to start, naming
+// the flag, with one invalid_input result and exit 125.
+func TestBatchBadLimitFlag(t *testing.T) {
+	cmd := exec.Command(gojailBin, "batch", "--timeout", "0")
+	cmd.Stdin = strings.NewReader("{\"code\": \"print(1)\"}\n")
+	out, err := cmd.Output()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 125 {
+		t.Fatalf("gojail batch --timeout 0: %v, want exit 125", err)
+	}
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	if r.Status != jail.StatusInvalidInput || !strings.Contains(r.Error, "--timeout (limits.wall_time) is 0s") {
+		t.Fatalf("status %s, error %q", r.Status, r.Error)
+	}
+}
