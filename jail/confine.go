@@ -79,9 +79,10 @@ func (s *supervisor) filter() error {
 	if s.in.SeccompLog {
 		// A thread waiting for the answer to a trapped call is not woken by
 		// the SIGSYS the supervisor sends it first (logged): the signal
-		// comes with the answer, once, as the filter's own trap's does.
-		// Woken, the call was restarted, and trapped again, without end.
-		// (Linux 5.19; log mode's trap needs 6.9 anyway.)
+		// comes with the answer, once, as the filter's own trap's does. A
+		// signal that ended the wait would have the call restarted, and
+		// trapped again, without end. (Linux 5.19; log mode's trap needs
+		// 6.9 anyway.)
 		s.plan.filterFlags |= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 	}
 

@@ -337,8 +337,8 @@ type seccompNotifResp struct {
 }
 
 // logged records a refusal in log mode and answers it as the policy would:
-// an errno; a trap, the call refused with ENOSYS and SIGSYS sent to its
-// thread (as the filter's trap does, but for the signal's si_code); a log
+// an errno; a trap, SIGSYS sent to the calling thread and the call refused
+// with ENOSYS (the differences from the filter's own trap are below); a log
 // rule, letting the call run. It returns false for a kill, which the caller
 // carries out.
 func (s *supervisor) logged(listener int, n *seccompNotif) bool {
@@ -363,8 +363,8 @@ func (s *supervisor) logged(listener int, n *seccompNotif) bool {
 		resp.error = -int32(unix.ENOSYS)
 		// SIGSYS is sent while the thread still waits for this answer, so
 		// that it is pending when the call returns and comes before any
-		// more of the program's code (sent after, it lost the race to a
-		// thread that went on and exited); the wait is one only a fatal
+		// more of the program's code (sent after it, the signal could miss
+		// a thread that went on and exited); the wait is one only a fatal
 		// signal ends (filterFlags), so the call returns ENOSYS, and a
 		// handler of SIGSYS runs once. The thread's pidfd is taken while it
 		// waits (the notification still valid), so that the signal cannot
