@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -471,16 +472,80 @@ func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
 		c.goR, s.goW, err = pair("go")
 		return fds, p.syncW, err
 	}
-	stdin := "/dev/null"
-	if s.in.Stdin != "" {
-		stdin = s.in.Stdin
-	}
-	fd, err := syscall.Open(stdin, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return fds, -1, &invalidError{fmt.Errorf("--stdin %s: %w", stdin, err)}
+		err = fmt.Errorf("open /dev/null for the program's stdin: %w", err)
+	}
+	if s.in.Stdin != "" {
+		fd, err = openStdin(s.in.Stdin)
+	}
+	if err != nil {
+		return fds, -1, &invalidError{err}
 	}
 	c.stdio[0] = s.keep(fd)
 	return fds, p.syncW, nil
+}
+
+// openStdin opens --stdin's file for the program. Not one of /proc (or a
+// magic link there): a path such as /proc/self/environ or /proc/self/fd/N
+// would hand the jail this process's own environment or descriptors. A
+// regular file is copied into a sealed memfd: the host's open file would
+// let the program reopen it for writing through /proc/self/fd/0, or chmod
+// it, with the permissions of the jail's user on the host (rootless, the
+// caller, who usually owns it).
+func openStdin(path string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
+	}
+	defer func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}()
+	var fs unix.Statfs_t
+	var st unix.Stat_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
+	}
+	if fs.Type == unix.PROC_SUPER_MAGIC || fs.Type == unix.SYSFS_MAGIC {
+		return -1, fmt.Errorf("--stdin %s is in /proc or /sys, whose files describe gojail itself or the host: give a file, a FIFO or a device", path)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		in := fd
+		fd = -1
+		return in, nil
+	}
+	m, err := unix.MemfdCreate("gojail-stdin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return -1, fmt.Errorf("--stdin %s: memfd_create: %w", path, err)
+	}
+	for {
+		n, err := unix.Sendfile(m, fd, nil, 1<<30)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(m)
+			return -1, fmt.Errorf("--stdin %s: copy: %w", path, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if _, err := unix.FcntlInt(uintptr(m), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
+		unix.Close(m)
+		return -1, fmt.Errorf("--stdin %s: seal: %w", path, err)
+	}
+	if _, err := unix.Seek(m, 0, io.SeekStart); err != nil {
+		unix.Close(m)
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
+	}
+	return m, nil
 }
 
 // keep records fd for closing and moves it to 3 or above.

@@ -88,6 +88,53 @@ func TestInputs(t *testing.T) {
 			t.Fatalf("stdout %q", o.res.Stdout)
 		}
 	})
+	// The program gets a copy: the host's file, reopened for writing
+	// through /proc/self/fd/0 or changed through fd 0, would be written
+	// with the jail user's rights on the host (rootless: the caller's).
+	t.Run("--stdin FILE cannot be written, chmod'ed or touched through the program's stdin", func(t *testing.T) {
+		// Writable by all: as root, the jail's user is no owner of a file.
+		in := writeFile(t, dir, "shared-input.txt", "3 4\n", 0o644)
+		if err := os.Chmod(in, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.Stat(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := py(t, `import os, sys
+def t(f):
+    try:
+        f()
+        return 'done'
+    except OSError as e:
+        return 'refused'
+print(sys.stdin.read().split(), os.fstat(0).st_size)
+print(t(lambda: open('/proc/self/fd/0', 'w').write('X')), t(lambda: os.write(0, b'X')), t(lambda: os.ftruncate(0, 0)))
+os.lseek(0, 0, 0)
+print(sys.stdin.buffer.raw.read())
+try:
+    os.fchmod(0, 0o4777)
+    os.utime(0, (0, 0))
+except OSError:
+    pass`, "--stdin", in)
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "['3', '4'] 4\nrefused refused refused\nb'3 4\\n'\n" {
+			t.Fatalf("stdout %q\nstderr %s", o.res.Stdout, o.res.Stderr)
+		}
+		after, err := os.Stat(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(in); string(b) != "3 4\n" || after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+			t.Fatalf("the host's file changed: %q, mode %v -> %v, mtime %v -> %v", b, before.Mode(), after.Mode(), before.ModTime(), after.ModTime())
+		}
+	})
+	t.Run("--stdin in /proc is refused", func(t *testing.T) {
+		for _, p := range []string{"/proc/self/environ", "/proc/self/fd/1", "/proc/1/status"} {
+			o := py(t, "print(1)", "--stdin", p)
+			o.want(t, jail.StatusInvalidInput, 125)
+		}
+	})
 	// A FIFO is opened once, by the run: a second open (validation's) would
 	// take the writer's data or its only open, and the run's would wait for
 	// another writer. Ten times: the writer may close before or after.
