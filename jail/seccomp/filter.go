@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -55,9 +54,10 @@ func Load(spec Spec) ([]unix.SockFilter, Source, error) {
 		prog, err := decodeBPF(defaultBPF)
 		return prog, FromEmbedded, err
 	}
-	dir := cacheDir()
-	if dir != "" {
-		if raw, err := readTrusted(filepath.Join(dir, key+".bpf")); err == nil {
+	dir, _ := cacheDir()
+	if dir >= 0 {
+		defer unix.Close(dir)
+		if raw, err := readTrusted(dir, key); err == nil {
 			if prog, err := decodeBPF(raw); err == nil {
 				return prog, FromCache, nil
 			}
@@ -71,7 +71,7 @@ func Load(spec Spec) ([]unix.SockFilter, Source, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("gojail-seccomp: %w", err)
 	}
-	if dir != "" {
+	if dir >= 0 {
 		store(dir, key, raw)
 	}
 	return prog, FromHelper, nil
@@ -118,28 +118,72 @@ type CompileError struct{ Msg string }
 
 func (e *CompileError) Error() string { return e.Msg }
 
-// cacheDir is a directory of this user's only: $XDG_CACHE_HOME/gojail/seccomp
+// cacheDir opens a directory of this user's only: $XDG_CACHE_HOME/gojail/seccomp
 // or ~/.cache/gojail/seccomp, the home being the password database's when
 // the environment names none (a grader's or a service's clean environment,
-// where every run would otherwise start the compiler: 3.5 ms); "" when
-// there is none (no cache then).
-func cacheDir() string {
+// where every run would otherwise start the compiler: 3.5 ms). It returns
+// the directory's descriptor and path, or -1 when there is none to trust
+// (no cache then): see openTrusted.
+func cacheDir() (int, string) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		home := passwdHome(os.Geteuid())
 		if home == "" {
-			return ""
+			return -1, ""
 		}
 		base = filepath.Join(home, ".cache")
 	}
 	dir := filepath.Join(base, "gojail", "seccomp")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ""
+	fd, err := openTrusted(dir)
+	if err != nil {
+		return -1, ""
 	}
-	if !ownedPrivate(dir) {
-		return ""
+	return fd, dir
+}
+
+// openTrusted opens the directory path (absolute), making what is missing
+// of it (0700), one component at a time from /, following no symbolic
+// link: a filter planted in the cache would be loaded into every jail. Each
+// directory on the way must belong to root or this user and be writable by
+// no one else, unless sticky (/tmp), so that no one else can swap a
+// component; the last must be this user's and private.
+func openTrusted(path string) (int, error) {
+	if !filepath.IsAbs(path) {
+		return -1, fmt.Errorf("%s is not absolute", path)
 	}
-	return dir
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Open("/", flags, 0)
+	if err != nil {
+		return -1, err
+	}
+	euid := os.Geteuid()
+	names := strings.Split(strings.Trim(filepath.Clean(path), "/"), "/")
+	for i, name := range names {
+		next, err := unix.Openat(fd, name, flags, 0)
+		if err == unix.ENOENT {
+			if err = unix.Mkdirat(fd, name, 0o700); err == nil || err == unix.EEXIST {
+				next, err = unix.Openat(fd, name, flags, 0)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		last := i == len(names)-1
+		owner := int(st.Uid) == euid || (st.Uid == 0 && !last)
+		shared := st.Mode&0o022 != 0 && (last || st.Mode&unix.S_ISVTX == 0)
+		if !owner || shared {
+			unix.Close(fd)
+			return -1, fmt.Errorf("%s: /%s belongs to uid %d with mode %#o", path, strings.Join(names[:i+1], "/"), st.Uid, st.Mode&0o7777)
+		}
+	}
+	return fd, nil
 }
 
 // passwdHome is uid's home directory in /etc/passwd, or "".
@@ -158,44 +202,58 @@ func passwdHome(uid int) string {
 	return ""
 }
 
-// readTrusted reads a cache file only when it is ours and no one else can
-// write it: a planted filter would be loaded into every jail.
-func readTrusted(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// cacheHeader begins every cache file, with the key of the spec it was
+// compiled from: a file renamed to another spec's key is not that spec's.
+const cacheHeader = "gojail-seccomp-cache "
+
+// readTrusted reads the cached filter of key from the directory dir only
+// when it is this user's, no one else can write it, and it says it is
+// key's; without its header.
+func readTrusted(dir int, key string) ([]byte, error) {
+	fd, err := unix.Openat(dir, key+".bpf", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), key+".bpf")
 	defer f.Close()
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
 	if int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s is not a private file of this user", path)
+		return nil, fmt.Errorf("%s.bpf is not a private file of this user", key)
 	}
 	buf := make([]byte, st.Size)
-	_, err = f.ReadAt(buf, 0)
-	return buf, err
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return nil, err
+	}
+	head := cacheHeader + key + "\n"
+	if !bytes.HasPrefix(buf, []byte(head)) {
+		return nil, fmt.Errorf("%s.bpf is not the filter of %s", key, key)
+	}
+	return buf[len(head):], nil
 }
 
-func ownedPrivate(dir string) bool {
-	var st unix.Stat_t
-	return unix.Lstat(dir, &st) == nil && int(st.Uid) == os.Geteuid() && st.Mode&0o022 == 0 && st.Mode&unix.S_IFMT == unix.S_IFDIR
-}
-
-// store writes a compiled filter atomically (a temp file, then rename).
-func store(dir, key string, raw []byte) {
-	tmp, err := os.CreateTemp(dir, key+".*.tmp")
+// store writes a compiled filter, with its header, atomically (a temp
+// file, then rename), in the directory dir.
+func store(dir int, key string, raw []byte) {
+	var rnd [8]byte
+	if _, err := unix.Getrandom(rnd[:], 0); err != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%x.tmp", key, rnd)
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return
 	}
-	_, werr := tmp.Write(raw)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
+	f := os.NewFile(uintptr(fd), tmp)
+	_, werr := f.Write(append([]byte(cacheHeader+key+"\n"), raw...))
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		unix.Unlinkat(dir, tmp, 0)
 		return
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, key+".bpf")); err != nil {
-		os.Remove(tmp.Name())
+	if err := unix.Renameat(dir, tmp, dir, key+".bpf"); err != nil {
+		unix.Unlinkat(dir, tmp, 0)
 	}
 }
 

@@ -166,11 +166,76 @@ func TestCacheDirWithoutHome(t *testing.T) {
 	t.Setenv("HOME", "")
 	t.Setenv("XDG_CACHE_HOME", "")
 	want := filepath.Join(home, ".cache", "gojail", "seccomp")
-	got := cacheDir()
+	fd, got := cacheDir()
+	if fd >= 0 {
+		unix.Close(fd)
+	}
 	if _, err := os.Stat(home); err != nil {
 		want = "" // a home that does not exist (nobody's) keeps no cache
 	}
 	if got != want {
 		t.Fatalf("cacheDir() = %q without HOME, want %q", got, want)
+	}
+}
+
+// The cache directory is reached without following a symbolic link, and
+// only through directories no one else can change.
+func TestOpenTrusted(t *testing.T) {
+	base := t.TempDir() // below /tmp, which is sticky
+	if fd, err := openTrusted(filepath.Join(base, "a", "b")); err != nil {
+		t.Fatalf("a fresh path: %v", err)
+	} else {
+		unix.Close(fd)
+	}
+	os.Mkdir(filepath.Join(base, "elsewhere"), 0o700)
+	os.Symlink(filepath.Join(base, "elsewhere"), filepath.Join(base, "link"))
+	if fd, err := openTrusted(filepath.Join(base, "link", "seccomp")); err == nil {
+		unix.Close(fd)
+		t.Errorf("a path through a symbolic link was trusted")
+	}
+	if _, err := os.Stat(filepath.Join(base, "elsewhere", "seccomp")); err == nil {
+		t.Errorf("a directory was made through a symbolic link")
+	}
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o777)
+	if fd, err := openTrusted(filepath.Join(shared, "seccomp")); err == nil {
+		unix.Close(fd)
+		t.Errorf("a path through a directory anyone can write was trusted")
+	}
+	if fd, err := openTrusted(shared); err == nil {
+		unix.Close(fd)
+		t.Errorf("a cache directory anyone can write was trusted")
+	}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(base, "other")
+		os.Mkdir(other, 0o755)
+		os.Chown(other, 65534, 65534)
+		if fd, err := openTrusted(filepath.Join(other, "seccomp")); err == nil {
+			unix.Close(fd)
+			t.Errorf("a path through another user's directory was trusted")
+		}
+	}
+}
+
+// A cached filter is read back only under the key it was stored for: one
+// renamed to another policy's key (a weaker filter for a stricter policy)
+// is not taken.
+func TestCacheKeyChecked(t *testing.T) {
+	dir, err := openTrusted(filepath.Join(t.TempDir(), "seccomp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dir)
+	raw := []byte("a compiled filter")
+	store(dir, "weak", raw)
+	if got, err := readTrusted(dir, "weak"); err != nil || string(got) != string(raw) {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if err := unix.Renameat(dir, "weak.bpf", dir, "strict.bpf"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readTrusted(dir, "strict"); err == nil {
+		t.Fatalf("a file renamed to another key was read as its filter: %q", got)
 	}
 }
