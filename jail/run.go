@@ -472,12 +472,11 @@ func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
 		c.goR, s.goW, err = pair("go")
 		return fds, p.syncW, err
 	}
-	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		err = fmt.Errorf("open /dev/null for the program's stdin: %w", err)
-	}
+	var fd int
 	if s.in.Stdin != "" {
 		fd, err = openStdin(s.in.Stdin)
+	} else if fd, err = syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != nil {
+		err = fmt.Errorf("open /dev/null for the program's stdin: %w", err)
 	}
 	if err != nil {
 		return fds, -1, &invalidError{err}
