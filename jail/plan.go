@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
 )
 
 // opKind is what one step of building the jail's file system does. Every
@@ -76,7 +77,15 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 			}
 			b.add(mountOp{kind: opSymlink, path: cstr(rel), src: cstr(target), desc: "/" + rel + " -> " + target})
 		default:
-			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(src), isFile: !st.IsDir(), attr: roBind, desc: src + " (read-only)"})
+			from := src
+			if validate.Custom(src) {
+				// The host path the mount would reach, its directories'
+				// links followed now (validate.HostBind checked it).
+				if from, err = validate.HostBind(src); err != nil {
+					return nil, err
+				}
+			}
+			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, desc: src + " (read-only)"})
 			if st.IsDir() {
 				b.bound[rel] = true
 			}

@@ -152,6 +152,10 @@ func checkFS(p *policy.Policy) []error {
 		default:
 			if _, err := os.Lstat(clean); err != nil {
 				errs = append(errs, fmt.Errorf("fs.ro entry %s: %w (remove it from the policy or install what provides it)", clean, unwrapPath(err)))
+			} else if Custom(clean) {
+				if _, err := HostBind(clean); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		seen[clean] = true

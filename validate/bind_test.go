@@ -1,0 +1,59 @@
+package validate
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A policy's bind is checked where the mount would reach: through the
+// links of its directories, with what is mounted below it.
+func TestHostBind(t *testing.T) {
+	dir := t.TempDir()
+	os.Symlink("/sys", filepath.Join(dir, "s"))
+	os.MkdirAll(filepath.Join(dir, "data", "sub"), 0o755)
+	os.Symlink(filepath.Join(dir, "data"), filepath.Join(dir, "link"))
+	syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600)
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct{ src, want, err string }{
+		{src: filepath.Join(dir, "s", "kernel"), err: "is /sys/kernel through a symbolic link"},
+		{src: filepath.Join(dir, "s", "fs", "cgroup"), err: "is /sys/fs/cgroup through a symbolic link"},
+		{src: filepath.Join(dir, "fifo"), err: "is a unix socket or a FIFO"},
+		{src: filepath.Join(dir, "sock"), err: "is a unix socket or a FIFO"},
+		{src: "/proc/1", err: "on a proc file system"},
+		{src: filepath.Join(dir, "link", "sub"), want: filepath.Join(dir, "data", "sub")},
+		{src: filepath.Join(dir, "data"), want: filepath.Join(dir, "data")},
+		{src: filepath.Join(dir, "link"), want: filepath.Join(dir, "link")}, // the link itself, made again in the jail
+	} {
+		got, err := HostBind(tc.src)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("HostBind(%s) = %q, %v; want an error saying %q", tc.src, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("HostBind(%s) = %q, %v; want %q", tc.src, got, err, tc.want)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Log("not root: the mount below a bind is not tried")
+		return
+	}
+	proc := filepath.Join(dir, "chroot", "proc")
+	os.MkdirAll(proc, 0o755)
+	if err := syscall.Mount("proc", proc, "proc", 0, ""); err != nil {
+		t.Fatalf("mount proc: %v", err)
+	}
+	defer syscall.Unmount(proc, syscall.MNT_DETACH)
+	if _, err := HostBind(filepath.Join(dir, "chroot")); err == nil || !strings.Contains(err.Error(), "holds "+proc+" (proc)") {
+		t.Errorf("a directory with a proc below it: %v", err)
+	}
+}
