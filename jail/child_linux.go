@@ -157,6 +157,12 @@ type initVars struct {
 	oomOld   [16]byte
 	oomOldN  uintptr
 	execPipe [2]int32
+	how      openHow
+}
+
+// openHow is struct open_how for openat2(2) (Linux 5.6).
+type openHow struct {
+	flags, mode, resolve uint64
 }
 
 // cloneArgs is struct clone_args for clone3(2) (Linux 5.3; cgroup: 5.7).
@@ -511,7 +517,27 @@ func childInit(c *childPlan) {
 			// A recursive bind (the working directory is the new root),
 			// then read-only, nosuid and nodev on it and every submount.
 			step = stepBind
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.path)),
+			if op.noLinks {
+				// A policy's own: its tree cloned from a descriptor opened
+				// following no link (ELOOP if one was put on its path).
+				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, atFDCWD, uintptr(unsafe.Pointer(op.src)),
+					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
+					goto failOp
+				}
+				fsfd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
+					unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+				syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				if e1 != 0 {
+					goto failOp
+				}
+				_, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fsfd, uintptr(unsafe.Pointer(&empty[0])),
+					rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
+				syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+				if e1 != 0 {
+					goto failOp
+				}
+			} else if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.path)),
 				0, syscall.MS_BIND|syscall.MS_REC, 0, 0); e1 != 0 {
 				goto failOp
 			}

@@ -36,13 +36,17 @@ type fsOpt struct {
 // C strings so that the child only makes system calls.
 type mountOp struct {
 	kind   opKind
-	path   *byte   // target, relative to the new root
-	src    *byte   // bind source, link target, or file system type
-	isFile bool    // the bind target is a file, not a directory
-	attr   uint64  // MOUNT_ATTR_* to set (recursively, for binds)
-	opts   []fsOpt // fsconfig options of opFS
-	data   []byte  // contents of opFile
-	mode   uint32
+	path   *byte // target, relative to the new root
+	src    *byte // bind source, link target, or file system type
+	isFile bool  // the bind target is a file, not a directory
+	// noLinks: a policy's own bind, whose source (resolved when checked,
+	// validate.HostBind) is opened following no link at all, so that a
+	// directory swapped for a link since cannot redirect it.
+	noLinks bool
+	attr    uint64  // MOUNT_ATTR_* to set (recursively, for binds)
+	opts    []fsOpt // fsconfig options of opFS
+	data    []byte  // contents of opFile
+	mode    uint32
 
 	desc string // for error messages and --debug; unused by the child
 }
@@ -85,7 +89,7 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 					return nil, err
 				}
 			}
-			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, desc: src + " (read-only)"})
+			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, noLinks: validate.Custom(src), desc: src + " (read-only)"})
 			if st.IsDir() {
 				b.bound[rel] = true
 			}

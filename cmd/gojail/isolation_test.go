@@ -296,3 +296,62 @@ func TestOldRootGone(t *testing.T) {
 		}
 	}
 }
+
+// A policy's bind is mounted from its path opened following no link: a
+// directory of it swapped for a link to /sys/fs/cgroup (RENAME_EXCHANGE,
+// over and over) between the check and the mount fails the run or binds
+// the real directory, never the link's target. In a mount namespace of
+// its own, with a tmpfs on /mnt: binds from /tmp are refused.
+func TestBindSwappedForALink(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root for a mount namespace with a tmpfs on /mnt")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare(1)")
+	}
+	dir := tempDir(t)
+	pol := writeFile(t, dir, "swap.toml", "base = \"python\"\n[fs]\nro = [\"/usr\", \"/bin\", \"/lib\", \"/lib64\", \"/etc/ld.so.cache\", \"/mnt/x/data\"]\n", 0o644)
+	script := `set -e
+mount -t tmpfs swap /mnt
+mkdir -p /mnt/x/data; echo benign > /mnt/x/data/README
+ln -s /sys/fs/cgroup /mnt/x/evil
+/usr/bin/python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+while True:
+    libc.renameat2(-100, b"/mnt/x/data", -100, b"/mnt/x/evil", 2)' &
+flip=$!
+for i in $(seq 40); do "$GOJAIL" run --json --policy "$POLICY" -c "
+import os
+try:
+    print(sorted(os.listdir('/mnt/x/data')))
+except OSError as e:
+    print(type(e).__name__)" || true; echo; done
+kill $flip`
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "GOJAIL="+gojailBin, "POLICY="+pol)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		var r jail.Result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not a result: %q", line)
+		}
+		switch {
+		case r.Status == jail.StatusOK && (r.Stdout == "['README']\n" || r.Stdout == "FileNotFoundError\n"):
+			counts["the real directory, or the link made again in the jail"]++
+		case r.Status == jail.StatusInternalError && strings.Contains(r.Error, "too many levels of symbolic links"),
+			r.Status == jail.StatusInvalidInput && strings.Contains(r.Error, "/mnt/x/data"):
+			counts["refused"]++
+		default:
+			t.Errorf("a run saw something else: %s %q %q", r.Status, r.Stdout, r.Error)
+		}
+	}
+	t.Logf("40 runs: %v", counts)
+}
