@@ -38,35 +38,35 @@ func HostBind(src string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fs.ro entry %s: %w", src, unwrapPath(err))
 	}
-	real := filepath.Join(dir, filepath.Base(src))
-	if real != src && (under(real, "/proc") || under(real, "/sys") || under(real, "/dev") || real == "/") {
-		return "", fmt.Errorf("fs.ro entry %s is %s through a symbolic link: host kernel interfaces are never bound", src, real)
+	host := filepath.Join(dir, filepath.Base(src))
+	if host != src && (under(host, "/proc") || under(host, "/sys") || under(host, "/dev") || host == "/") {
+		return "", fmt.Errorf("fs.ro entry %s is %s through a symbolic link: host kernel interfaces are never bound", src, host)
 	}
 	var st unix.Stat_t
-	if err := unix.Lstat(real, &st); err != nil {
+	if err := unix.Lstat(host, &st); err != nil {
 		return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		return real, nil
+		return host, nil
 	case unix.S_IFSOCK, unix.S_IFIFO:
 		return "", fmt.Errorf("fs.ro entry %s is a unix socket or a FIFO: a read-only bind would still let the program talk to whatever serves it on the host", src)
 	}
 	var fs unix.Statfs_t
-	if err := unix.Statfs(real, &fs); err != nil {
+	if err := unix.Statfs(host, &fs); err != nil {
 		return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
 	}
 	if name, ok := kernelFS[int64(fs.Type)]; ok {
 		return "", fmt.Errorf("fs.ro entry %s is on a %s file system: host kernel interfaces are never bound", src, name)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if m, err := kernelMountBelow(real); err != nil {
+		if m, err := kernelMountBelow(host); err != nil {
 			return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
 		} else if m != "" {
 			return "", fmt.Errorf("fs.ro entry %s holds %s: host kernel interfaces are never bound, and a bind takes the mounts below it along", src, m)
 		}
 	}
-	return real, nil
+	return host, nil
 }
 
 // kernelFS are the file systems that are the host kernel's interfaces.
@@ -98,20 +98,20 @@ func kernelMountBelow(dir string) (string, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		// id parent major:minor root mountpoint options [optional...] - type source super
-		f := strings.Fields(sc.Text())
+		fields := strings.Fields(sc.Text())
 		sep := -1
-		for i, x := range f {
+		for i, x := range fields {
 			if x == "-" {
 				sep = i
 				break
 			}
 		}
-		if len(f) < 5 || sep < 0 || sep+1 >= len(f) {
+		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		at := unescapeMount(f[4])
-		if at != dir && under(at, dir) && kernelTypes[f[sep+1]] {
-			return at + " (" + f[sep+1] + ")", nil
+		at := unescapeMount(fields[4])
+		if at != dir && under(at, dir) && kernelTypes[fields[sep+1]] {
+			return at + " (" + fields[sep+1] + ")", nil
 		}
 	}
 	return "", sc.Err()
