@@ -114,7 +114,9 @@ var lastCap = sync.OnceValue(func() int {
 // it inherits, as far as the cpuset. This thread asks for every CPU, reads
 // what the kernel granted (the cpuset's CPUs that are online), and puts its
 // own mask back. Where that fails, the online CPUs bound it.
-var jailCPUs = sync.OnceValue(func() int {
+var jailCPUs = sync.OnceValue(countJailCPUs)
+
+func countJailCPUs() int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var own, all, got unix.CPUSet
@@ -136,7 +138,7 @@ var jailCPUs = sync.OnceValue(func() int {
 		}
 	}
 	return len(all) * 64
-})
+}
 
 // countCPUs counts the CPUs of a kernel CPU list such as "0-3,8,10-11"; 0
 // if it is not one.

@@ -21,7 +21,9 @@ func TestCountCPUs(t *testing.T) {
 }
 
 // jailCPUs counts the CPUs this process could widen its affinity to, not
-// those it has, and leaves its affinity as it was.
+// those it has, and leaves its affinity as it was. (countJailCPUs itself:
+// jailCPUs keeps the first count, which another test's run may have taken
+// with every CPU.)
 func TestJailCPUs(t *testing.T) {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
@@ -42,8 +44,8 @@ func TestJailCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.SchedSetaffinity(0, &own)
-	if n := jailCPUs(); n < 2 || n > online {
-		t.Errorf("jailCPUs() = %d from a thread on CPU 0 alone, want 2 to %d (online)", n, online)
+	if n := countJailCPUs(); n < 2 || n > online {
+		t.Errorf("countJailCPUs() = %d from a thread on CPU 0 alone, want 2 to %d (online)", n, online)
 	}
 	if unix.SchedGetaffinity(0, &after); after != one {
 		t.Errorf("affinity after jailCPUs: %v, want it left at CPU 0 alone", after)
