@@ -32,22 +32,27 @@ func TestBatch(t *testing.T) {
 		// TestIsolation); a request without one finds it empty.
 		`{"code": "import os\ntry:\n    open('/work/main.py', 'r+b')\nexcept OSError as e:\n    print(e.errno, os.stat('/work/main.py').st_size)"}`,
 		`{"program": "/usr/bin/stat", "args": ["-c", "%s %A", "/work/main.py"]}`,
+		// A prepared jail's supervisor takes the filter's listener itself
+		// (a one-shot run's init does): what the filter stops is named.
+		`{"code": "import ctypes; print('before', flush=True); ctypes.CDLL(None).syscall(0x40000027); print('after')"}`,
 	}
 	want := []struct {
 		status jail.Status
 		exit   int
 		stdout string
+		err    string
 	}{
-		{jail.StatusOK, 0, "2 ['left']\n"},
-		{jail.StatusOK, 0, "2 []\n"},
-		{jail.StatusOK, 0, "HELLO ['a', 'b c']\n"},
-		{jail.StatusOK, 0, "''\n"},
-		{jail.StatusRuntimeError, 3, ""},
-		{jail.StatusTimeLimit, -1, ""},
-		{jail.StatusInvalidInput, -1, ""},
-		{jail.StatusInvalidInput, -1, ""},
-		{jail.StatusOK, 0, "30 121\n"},
-		{jail.StatusOK, 0, "0 -rw-r--r--\n"},
+		{jail.StatusOK, 0, "2 ['left']\n", ""},
+		{jail.StatusOK, 0, "2 []\n", ""},
+		{jail.StatusOK, 0, "HELLO ['a', 'b c']\n", ""},
+		{jail.StatusOK, 0, "''\n", ""},
+		{jail.StatusRuntimeError, 3, "", ""},
+		{jail.StatusTimeLimit, -1, "", ""},
+		{jail.StatusInvalidInput, -1, "", ""},
+		{jail.StatusInvalidInput, -1, "", ""},
+		{jail.StatusOK, 0, "30 121\n", ""},
+		{jail.StatusOK, 0, "0 -rw-r--r--\n", ""},
+		{jail.StatusSyscallBlocked, -1, "before\n", "blocked x32 system call getpid: foreign system-call ABIs are killed"},
 	}
 	cmd := exec.Command(gojailBin, "batch", "--cpu-time", "1s", "--timeout", "3s")
 	cmd.Stdin = strings.NewReader(strings.Join(reqs, "\n") + "\n")
@@ -71,7 +76,7 @@ func TestBatch(t *testing.T) {
 			t.Fatalf("more results than requests: %q", sc.Text())
 		}
 		w := want[i]
-		if r.Status != w.status || r.ExitCode != w.exit || r.Stdout != w.stdout || r.LatencyMs <= 0 {
+		if r.Status != w.status || r.ExitCode != w.exit || r.Stdout != w.stdout || r.LatencyMs <= 0 || (w.err != "" && r.Error != w.err) {
 			t.Errorf("request %d: status %s exit %d stdout %q latency %.1f, want %s %d %q (error %q)", i+1, r.Status, r.ExitCode, r.Stdout, r.LatencyMs, w.status, w.exit, w.stdout, r.Error)
 		}
 	}
