@@ -109,24 +109,28 @@ var lastCap = sync.OnceValue(func() int {
 })
 
 // jailCPUs is how many CPUs a jail's processes can run on at once: those
-// its cpuset allows, read once. It is not this process's own affinity
-// (runtime.NumCPU, narrowed by taskset, say): a program may widen the one
-// it inherits, as far as the cpuset. This thread asks for every CPU, reads
-// what the kernel granted (the cpuset's CPUs that are online), and puts its
-// own mask back. Where that fails, the online CPUs bound it.
+// its cpuset allows, read once, when a run first checks its CPU time (a
+// short run never does: see cpuBound). It is not this process's own
+// affinity (runtime.NumCPU, narrowed by taskset, say): a program may widen
+// the one it inherits, as far as the cpuset. A thread of this process asks
+// for every CPU, reads what the kernel granted (the cpuset's CPUs that are
+// online), and puts its own mask back; each call names the thread, so the
+// goroutine need not be locked to it (the runtime's first LockOSThread
+// starts a thread of its own, and a locked one hands its P to another:
+// 0.1 ms a run, when each run counted). Where that fails, the online CPUs
+// bound it.
 var jailCPUs = sync.OnceValue(countJailCPUs)
 
 func countJailCPUs() int {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
 	var own, all, got unix.CPUSet
-	if unix.SchedGetaffinity(0, &own) == nil {
+	if unix.SchedGetaffinity(tid, &own) == nil {
 		for i := range all {
 			all[i] = ^all[i]
 		}
-		if unix.SchedSetaffinity(0, &all) == nil {
-			err := unix.SchedGetaffinity(0, &got)
-			unix.SchedSetaffinity(0, &own)
+		if unix.SchedSetaffinity(tid, &all) == nil {
+			err := unix.SchedGetaffinity(tid, &got)
+			unix.SchedSetaffinity(tid, &own)
 			if err == nil && got.Count() > 0 {
 				return max(got.Count(), own.Count())
 			}
@@ -138,6 +142,20 @@ func countJailCPUs() int {
 		}
 	}
 	return len(all) * 64
+}
+
+// cpuBound is at least jailCPUs, and costs one system call: the kernel's
+// CPU numbers (nr_cpu_ids) rounded up to a word of its CPU masks, 64 here,
+// which is how many bytes sched_getaffinity copies out. A run's first CPU
+// check is timed with it: a run that ends before its limit over cpuBound
+// never counts the jail's CPUs.
+func cpuBound() int {
+	var set unix.CPUSet
+	n, _, e := syscall.RawSyscall(unix.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
+	if e != 0 || n == 0 {
+		return len(set) * 64
+	}
+	return int(n) * 8
 }
 
 // countCPUs counts the CPUs of a kernel CPU list such as "0-3,8,10-11"; 0

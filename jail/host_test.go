@@ -51,3 +51,13 @@ func TestJailCPUs(t *testing.T) {
 		t.Errorf("affinity after jailCPUs: %v, want it left at CPU 0 alone", after)
 	}
 }
+
+// The first CPU check is timed with cpuBound, which must be at least the
+// jail's CPUs: a check timed with fewer could come after the tree had used
+// its limit.
+func TestCPUBound(t *testing.T) {
+	b, n := cpuBound(), countJailCPUs()
+	if b < n || b%64 != 0 {
+		t.Fatalf("cpuBound() = %d, want a multiple of 64 and at least countJailCPUs() = %d", b, n)
+	}
+}

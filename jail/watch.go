@@ -105,7 +105,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	chunk := getChunk()
 	defer putChunk(chunk)
 	deadline := s.started.Add(l.WallTime.Std())
-	cpuCheck := s.nextCPUCheck(0)
+	cpuCheck := time.Now().Add(max(l.CPUTime.Std()/time.Duration(cpuBound()), time.Millisecond))
 	for open := 3; open > 0; {
 		// The run is over once the program's output has ended and the init
 		// has reported; the init's own exit (the namespaces' teardown)
@@ -252,7 +252,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 
 // nextCPUCheck says when the tree can first have used its CPU-time limit,
 // having used used: every CPU it can run on busy for what is left. The
-// supervisor reads the cgroup's figure then, and not before.
+// supervisor reads the cgroup's figure then, and not before. (The first
+// check, before any, assumes cpuBound CPUs.)
 func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
 	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(jailCPUs())
 	return time.Now().Add(max(left, time.Millisecond))
