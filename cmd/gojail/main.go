@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	startup "github.com/gojail/gojail/cmd/gojail/internal/early"
+	"github.com/gojail/gojail/cmd/gojail/internal/utc"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -27,6 +28,7 @@ var version = "dev"
 var early = startup.Init
 
 func main() {
+	utc.Restore() // TZ as it was; the zone stays UTC (package utc)
 	// One run allocates little and ends soon: no collection, unless the
 	// heap grows past what any run needs (output is capped). The scheduler
 	// has one P (package oneproc).
