@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -510,5 +512,49 @@ func TestEarlyInit(t *testing.T) {
 		if got := strings.Contains(debug, "made by an init started early"); got != tc.early {
 			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, debug)
 		}
+	}
+}
+
+// As root, the runtime's monitor thread (the first it starts, the lowest
+// thread id but the main thread's) sleeps with a timer slack of 250 µs
+// (package oneproc); the main thread keeps the one it was started with.
+// Rootless, another thread's slack cannot be set (CAP_SYS_NICE).
+func TestMonitorSlack(t *testing.T) {
+	cmd := exec.Command(gojailBin, "run", "--policy", "exec", "--", "/bin/sleep", "0.5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	var tids []int
+	waitFor(t, func() bool { // the runtime's first threads are there
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		tids = tids[:0]
+		for _, e := range ents {
+			if n, err := strconv.Atoi(e.Name()); err == nil {
+				tids = append(tids, n)
+			}
+		}
+		return len(tids) > 2
+	})
+	slices.Sort(tids)
+	monitor := tids[0]
+	if monitor == pid {
+		monitor = tids[1]
+	}
+	slack := func(tid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/timerslack_ns", tid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	main, mon := slack(pid), slack(monitor)
+	if want := map[bool]string{true: "250000", false: main}[isRoot()]; mon != want {
+		t.Errorf("monitor thread %d: timer slack %s, want %s (main thread %d: %s)", monitor, mon, want, pid, main)
+	}
+	if isRoot() && main == "250000" {
+		t.Logf("the main thread was started with a slack of 250 µs too")
 	}
 }
