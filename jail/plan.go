@@ -61,6 +61,7 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	ro := append([]string(nil), p.FS.ReadOnly...)
 	sort.Strings(ro)
 	bound := map[string]bool{}
+	var binds validate.Binds // the mount table read once, for all of them
 	for _, src := range ro {
 		src = filepath.Clean(src)
 		st, err := os.Lstat(src)
@@ -85,7 +86,7 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 			if validate.Custom(src) {
 				// The host path the mount would reach, its directories'
 				// links followed now (validate.HostBind checked it).
-				if from, err = validate.HostBind(src); err != nil {
+				if from, err = binds.HostBind(src); err != nil {
 					return nil, err
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -16,13 +17,18 @@ import (
 // Custom reports whether a read-only bind is the policy's own, not one of
 // the defaults every preset has (system directories, checked as written).
 func Custom(src string) bool {
-	for _, d := range policy.Defaults().FS.ReadOnly {
-		if filepath.Clean(src) == d {
-			return false
-		}
-	}
-	return true
+	return !defaultBinds()[filepath.Clean(src)]
 }
+
+// defaultBinds is made on first use, not as gojail starts (before the
+// jail's init is cloned).
+var defaultBinds = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, d := range policy.Defaults().FS.ReadOnly {
+		m[filepath.Clean(d)] = true
+	}
+	return m
+})
 
 // HostBind resolves a policy's read-only bind on the host as the mount
 // would: the directories above its last component with their symbolic
@@ -31,12 +37,38 @@ func Custom(src string) bool {
 // through: a kernel interface (/proc, /sys, /dev, or a file system of that
 // kind, reached through a link or mounted below the bind), a unix socket or
 // a FIFO (a read-only mount does not stop connect(2) or a write to a FIFO).
-// The jail binds the path it returns.
+// The jail binds the path it returns. For several binds, a Binds reads the
+// mount table once for them all.
 func HostBind(src string) (string, error) {
+	var b Binds
+	return b.HostBind(src)
+}
+
+// Binds checks a policy's binds (HostBind) against one reading of this
+// process's mount table, made at its first directory: the cost of each
+// bind is then its own path, not the whole table again.
+type Binds struct {
+	read   bool
+	err    error
+	kernel []kernelMount     // the mounts of kernel interfaces
+	dirs   map[string]string // directories resolved (EvalSymlinks), for binds that share them
+}
+
+type kernelMount struct{ at, fstype string }
+
+// HostBind is the package's HostBind, with the mount table read once.
+func (b *Binds) HostBind(src string) (string, error) {
 	src = filepath.Clean(src)
-	dir, err := filepath.EvalSymlinks(filepath.Dir(src))
-	if err != nil {
-		return "", fmt.Errorf("fs.ro entry %s: %w", src, unwrapPath(err))
+	dir, ok := b.dirs[filepath.Dir(src)]
+	if !ok {
+		var err error
+		if dir, err = filepath.EvalSymlinks(filepath.Dir(src)); err != nil {
+			return "", fmt.Errorf("fs.ro entry %s: %w", src, unwrapPath(err))
+		}
+		if b.dirs == nil {
+			b.dirs = map[string]string{}
+		}
+		b.dirs[filepath.Dir(src)] = dir
 	}
 	host := filepath.Join(dir, filepath.Base(src))
 	if host != src && (under(host, "/proc") || under(host, "/sys") || under(host, "/dev") || host == "/") {
@@ -60,7 +92,7 @@ func HostBind(src string) (string, error) {
 		return "", fmt.Errorf("fs.ro entry %s is on a %s file system: host kernel interfaces are never bound", src, name)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if m, err := kernelMountBelow(host); err != nil {
+		if m, err := b.kernelMountBelow(host); err != nil {
 			return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
 		} else if m != "" {
 			return "", fmt.Errorf("fs.ro entry %s holds %s: host kernel interfaces are never bound, and a bind takes the mounts below it along", src, m)
@@ -88,12 +120,43 @@ var kernelTypes = map[string]bool{
 
 // kernelMountBelow names a mount of a kernel interface below dir (in this
 // process's mount namespace, which the jail's init copies), or "".
-func kernelMountBelow(dir string) (string, error) {
+func (b *Binds) kernelMountBelow(dir string) (string, error) {
+	if !b.read {
+		b.read = true
+		b.kernel, b.err = readMounts()
+	}
+	if b.err != nil {
+		return "", b.err
+	}
+	for _, m := range b.kernel {
+		if strictlyBelow(m.at, dir) {
+			return m.at + " (" + m.fstype + ")", nil
+		}
+	}
+	return "", nil
+}
+
+// strictlyBelow reports whether path p is below directory dir, both clean
+// and absolute (a mount point, a resolved bind): under, without cleaning
+// them again for every pair.
+func strictlyBelow(p, dir string) bool {
+	if dir == "/" {
+		return len(p) > 1
+	}
+	return len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+// readMounts is kernelMounts (a test counts its calls).
+var readMounts = kernelMounts
+
+// kernelMounts reads the mounts of kernel interfaces from mountinfo.
+func kernelMounts() ([]kernelMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
+	var ms []kernelMount
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -109,12 +172,11 @@ func kernelMountBelow(dir string) (string, error) {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		at := unescapeMount(fields[4])
-		if at != dir && under(at, dir) && kernelTypes[fields[sep+1]] {
-			return at + " (" + fields[sep+1] + ")", nil
+		if kernelTypes[fields[sep+1]] {
+			ms = append(ms, kernelMount{at: unescapeMount(fields[4]), fstype: fields[sep+1]})
 		}
 	}
-	return "", sc.Err()
+	return ms, sc.Err()
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,5 +56,43 @@ func TestHostBind(t *testing.T) {
 	defer syscall.Unmount(proc, syscall.MNT_DETACH)
 	if _, err := HostBind(filepath.Join(dir, "chroot")); err == nil || !strings.Contains(err.Error(), "holds "+proc+" (proc)") {
 		t.Errorf("a directory with a proc below it: %v", err)
+	}
+}
+
+// A policy's binds share one reading of the mount table: each bind costs
+// its own path, not the table again (500 binds took 76 µs each when every
+// one read it, twice).
+func TestBindsReadMountsOnce(t *testing.T) {
+	reads := 0
+	defer func(f func() ([]kernelMount, error)) { readMounts = f }(readMounts)
+	readMounts = func() ([]kernelMount, error) { reads++; return kernelMounts() }
+	dir := t.TempDir()
+	var b Binds
+	for i := 0; i < 50; i++ {
+		d := filepath.Join(dir, "d", strconv.Itoa(i))
+		os.MkdirAll(d, 0o755)
+		if got, err := b.HostBind(d); err != nil || got != d {
+			t.Fatalf("HostBind(%s) = %q, %v", d, got, err)
+		}
+	}
+	if reads != 1 {
+		t.Fatalf("the mount table read %d times for 50 binds, want once", reads)
+	}
+	if _, err := (&Binds{}).HostBind("/proc/1"); err == nil {
+		t.Fatal("a fresh Binds refuses /proc/1 as HostBind does")
+	}
+}
+
+func TestStrictlyBelow(t *testing.T) {
+	for _, tc := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/a/b", "/a", true}, {"/a", "/a", false}, {"/ab", "/a", false}, {"/a/b/c", "/a/b", true},
+		{"/a", "/", true}, {"/", "/", false}, {"/b", "/a", false},
+	} {
+		if got := strictlyBelow(tc.p, tc.dir); got != tc.want {
+			t.Errorf("strictlyBelow(%q, %q) = %v, want %v", tc.p, tc.dir, got, tc.want)
+		}
 	}
 }

@@ -132,6 +132,7 @@ func checkLimits(p *policy.Policy) []error {
 func checkFS(p *policy.Policy) []error {
 	var errs []error
 	seen := map[string]bool{}
+	var binds Binds // the mount table read once, for all of them
 	for _, src := range p.FS.ReadOnly {
 		if err := jailPath("fs.ro entry", src); err != nil {
 			errs = append(errs, err)
@@ -153,7 +154,7 @@ func checkFS(p *policy.Policy) []error {
 			if _, err := os.Lstat(clean); err != nil {
 				errs = append(errs, fmt.Errorf("fs.ro entry %s: %w (remove it from the policy or install what provides it)", clean, unwrapPath(err)))
 			} else if Custom(clean) {
-				if _, err := HostBind(clean); err != nil {
+				if _, err := binds.HostBind(clean); err != nil {
 					errs = append(errs, err)
 				}
 			}
