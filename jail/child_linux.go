@@ -56,6 +56,7 @@ type childPlan struct {
 	stdio   [3]int // the program's stdin, stdout, stderr
 
 	uid, gid    uintptr // the program's user and group inside the jail
+	timerSlack  uintptr // the program's timer slack, in ns (callerSlack)
 	clearGroups bool    // drop supplementary groups (possible when started as root)
 
 	attachAt     *byte     // host directory the new root is attached over before pivot_root
@@ -404,6 +405,13 @@ func childInit(c *childPlan) {
 	// handlers. It is cloned with this process's credentials still the
 	// supervisor's: on v2 the clone puts it into the jail's cgroup, which
 	// the kernel allows the cgroup's owner.
+	// The caller's timer slack, for this process and pid 2, which inherits
+	// it (and keeps it through execve): the thread this process was
+	// cloned from may be one the runtime's monitor started, with the
+	// monitor's (package oneproc).
+	if c.timerSlack != 0 {
+		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, c.timerSlack, 0)
+	}
 	step = stepFork
 	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
 	if e1 != 0 {

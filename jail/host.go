@@ -108,29 +108,43 @@ var lastCap = sync.OnceValue(func() int {
 	return lo
 })
 
+// callerSlack is the timer slack of the process's main thread, read as the
+// package initialises (on that thread): the caller's, which a jail's
+// program gets (a thread of this process may have another, see package
+// oneproc of the gojail command). 0 if it cannot be read.
+var callerSlack = func() uintptr {
+	r, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	if e != 0 || int(r) < 0 {
+		return 0
+	}
+	return r
+}()
+
 // jailCPUs is how many CPUs a jail's processes can run on at once: those
 // its cpuset allows, read once, when a run first checks its CPU time (a
 // short run never does: see cpuBound). It is not this process's own
 // affinity (runtime.NumCPU, narrowed by taskset, say): a program may widen
-// the one it inherits, as far as the cpuset. A thread of this process asks
-// for every CPU, reads what the kernel granted (the cpuset's CPUs that are
-// online), and puts its own mask back; each call names the thread, so the
-// goroutine need not be locked to it (the runtime's first LockOSThread
-// starts a thread of its own, and a locked one hands its P to another:
-// 0.1 ms a run, when each run counted). Where that fails, the online CPUs
-// bound it.
+// the one it inherits, as far as the cpuset. This thread, locked to the
+// goroutine so that no other goroutine runs on it (and, say, clones a
+// jail's init) while it is widened, asks for every CPU, reads what the
+// kernel granted (the cpuset's CPUs that are online), and puts its own
+// mask back. Where that fails, the online CPUs bound it. (The runtime's
+// first LockOSThread starts a thread, and the locked thread hands its P
+// to another: 0.1 ms, paid by runs that last their CPU limit over
+// cpuBound, not by every run.)
 var jailCPUs = sync.OnceValue(countJailCPUs)
 
 func countJailCPUs() int {
-	tid := unix.Gettid()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var own, all, got unix.CPUSet
-	if unix.SchedGetaffinity(tid, &own) == nil {
+	if unix.SchedGetaffinity(0, &own) == nil {
 		for i := range all {
 			all[i] = ^all[i]
 		}
-		if unix.SchedSetaffinity(tid, &all) == nil {
-			err := unix.SchedGetaffinity(tid, &got)
-			unix.SchedSetaffinity(tid, &own)
+		if unix.SchedSetaffinity(0, &all) == nil {
+			err := unix.SchedGetaffinity(0, &got)
+			unix.SchedSetaffinity(0, &own)
 			if err == nil && got.Count() > 0 {
 				return max(got.Count(), own.Count())
 			}
@@ -145,15 +159,16 @@ func countJailCPUs() int {
 }
 
 // cpuBound is at least jailCPUs, and costs one system call: the kernel's
-// CPU numbers (nr_cpu_ids) rounded up to a word of its CPU masks, 64 here,
-// which is how many bytes sched_getaffinity copies out. A run's first CPU
-// check is timed with it: a run that ends before its limit over cpuBound
-// never counts the jail's CPUs.
+// CPU numbers (nr_cpu_ids) rounded up to a word of its CPU masks, 64 on
+// most kernels, which is how many bytes sched_getaffinity copies out (into
+// room for 8192, x86's most). A run's first CPU check is timed with it: a
+// run that ends before its limit over cpuBound never counts the jail's
+// CPUs.
 func cpuBound() int {
-	var set unix.CPUSet
+	var set [8192 / 64]uint64
 	n, _, e := syscall.RawSyscall(unix.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(set), uintptr(unsafe.Pointer(&set)))
 	if e != 0 || n == 0 {
-		return len(set) * 64
+		return max(len(set)*64, jailCPUs())
 	}
 	return int(n) * 8
 }

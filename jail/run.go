@@ -363,6 +363,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		unshareFlags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
 		uid:          uintptr(p.Run.UID),
 		gid:          uintptr(p.Run.GID),
+		timerSlack:   callerSlack,
 		clearGroups:  os.Geteuid() == 0,
 		// The new root is attached over the host's /proc before pivot_root:
 		// binds are made from host paths after that, and none may come from

@@ -314,3 +314,49 @@ func TestBatchBadLimitFlag(t *testing.T) {
 		t.Fatalf("status %s, error %q", r.Status, r.Error)
 	}
 }
+
+// Every program keeps the timer slack of gojail's caller (gojail's main
+// thread): a prepared jail's init may be cloned from a thread the Go
+// runtime's monitor started, which has the monitor's 250 µs as root
+// (package oneproc), and a program inherits its slack through execve.
+func TestProgramTimerSlack(t *testing.T) {
+	cmd := exec.Command(gojailBin, "batch", "--policy", "exec")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	want := ""
+	if isRoot() { // rootless, gojail's /proc files are not this process's to read (not dumpable)
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/timerslack_ns", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = strings.TrimSpace(string(b))
+	}
+	const n = 24
+	for i := 0; i < n; i++ {
+		io.WriteString(stdin, `{"program": "/bin/cat", "args": ["/proc/self/timerslack_ns"]}`+"\n")
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("gojail batch: %v\n%s", err, stdout.String())
+	}
+	got := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	for sc.Scan() {
+		var r jail.Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Status != jail.StatusOK {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		got[strings.TrimSpace(r.Stdout)]++
+	}
+	if len(got) != 1 || (want != "" && got[want] != n) {
+		t.Fatalf("the programs' timer slack: %v, want all %d the same (gojail's main thread: %q)", got, n, want)
+	}
+}

@@ -515,8 +515,8 @@ func TestEarlyInit(t *testing.T) {
 	}
 }
 
-// As root, the runtime's monitor thread (the first it starts, the lowest
-// thread id but the main thread's) sleeps with a timer slack of 250 µs
+// As root, the runtime's monitor thread (the first it starts, the first
+// thread id after the main thread's) sleeps with a timer slack of 250 µs
 // (package oneproc). Rootless, another thread's slack cannot be set
 // (CAP_SYS_NICE).
 func TestMonitorSlack(t *testing.T) {
@@ -531,7 +531,15 @@ func TestMonitorSlack(t *testing.T) {
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
 	var tids []int
-	waitFor(t, func() bool { // the runtime's first threads are there
+	waitFor(t, func() bool {
+		// Past the packages' initialisation, package oneproc's among them:
+		// the jail's init, which a later one clones, is there.
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if os.IsNotExist(err) { // a kernel without CONFIG_PROC_CHILDREN
+			time.Sleep(100 * time.Millisecond)
+		} else if len(strings.TrimSpace(string(b))) == 0 {
+			return false
+		}
 		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		tids = tids[:0]
 		for _, e := range ents {
@@ -541,7 +549,17 @@ func TestMonitorSlack(t *testing.T) {
 		}
 		return len(tids) > 2
 	})
-	slices.Sort(tids)
+	// The first id after the main thread's, in the order ids are handed
+	// out (wrapping around at pid_max).
+	slices.SortFunc(tids, func(a, b int) int {
+		key := func(id int) int {
+			if id > pid {
+				return id - pid
+			}
+			return id - pid + 1<<31
+		}
+		return key(a) - key(b)
+	})
 	monitor := tids[0]
 	if monitor == pid {
 		monitor = tids[1]
@@ -555,9 +573,36 @@ func TestMonitorSlack(t *testing.T) {
 	}
 	main, mon := slack(pid), slack(monitor)
 	if mon != "250000" {
-		t.Errorf("monitor thread %d: timer slack %s, want 250000 (main thread %d: %s)", monitor, mon, pid, main)
+		all := ""
+		for _, tid := range tids {
+			all += fmt.Sprintf(" %d:%s", tid, slack(tid))
+		}
+		t.Errorf("monitor thread %d: timer slack %s, want 250000 (main thread %d: %s; all:%s)", monitor, mon, pid, main, all)
 	}
 	if main == "250000" {
 		t.Logf("the main thread was started with a slack of 250 µs too")
+	}
+}
+
+// gojail initialises package utc (which keeps BurntSushi/toml from reading
+// /etc/localtime as gojail starts) before package time.
+func TestUTCBeforeTime(t *testing.T) {
+	cmd := exec.Command(gojailBin, "--help")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	utcAt, timeAt := -1, -1
+	for i, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "init github.com/gojail/gojail/cmd/gojail/internal/utc "):
+			utcAt = i
+		case strings.HasPrefix(line, "init time "):
+			timeAt = i
+		}
+	}
+	if utcAt < 0 || timeAt < 0 || utcAt > timeAt {
+		t.Fatalf("package utc initialised at line %d, time at %d (-1: not at all), want utc first:\n%s", utcAt, timeAt, out)
 	}
 }

@@ -13,8 +13,11 @@
 // run's context switches. Given a timer slack of 250 µs (monitorSlack) it
 // polls less often and, in its sleeps' slack, with other timers. The
 // runtime gives the monitor no name: it is the thread it starts first, the
-// lowest thread id but the main thread's. Setting another thread's slack
-// takes CAP_SYS_NICE: root's runs only.
+// first id after the main thread's (ids are handed out in turn, and wrap
+// around). Setting another thread's slack takes CAP_SYS_NICE: root's runs
+// only. A thread the monitor starts inherits the slack, and so would a
+// process cloned from it: a jail's init sets its own back to the main
+// thread's (jail.callerSlack).
 package oneproc
 
 import (
@@ -38,8 +41,9 @@ func init() {
 	}
 }
 
-// monitorThread is the lowest thread id of this process but its own pid's,
-// as a decimal string; "" if there is none.
+// monitorThread is the first thread id of this process after its pid, in
+// the order ids are handed out (wrapping around), as a decimal string; ""
+// if there is none.
 func monitorThread() string {
 	fd, err := syscall.Open("/proc/self/task", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -64,12 +68,20 @@ func monitorThread() string {
 				}
 				id = id*10 + int(c-'0')
 			}
-			if id > 0 && id != pid && (low == 0 || id < low) {
+			if id > 0 && id != pid && (low == 0 || after(id, pid) < after(low, pid)) {
 				low, lowName = id, name
 			}
 		}
 	}
 	return lowName
+}
+
+// after is how far id comes after pid in the order ids are handed out.
+func after(id, pid int) int {
+	if id > pid {
+		return id - pid
+	}
+	return id - pid + 1<<31 // wrapped around: after every id above pid
 }
 
 // slackOf sets thread tid's timer slack, in nanoseconds (the file is the
