@@ -262,7 +262,9 @@ func TestStatuses(t *testing.T) {
 func TestSupervisorMemory(t *testing.T) {
 	peak := func(t *testing.T, args ...string) int64 {
 		t.Helper()
-		cmd := exec.Command(gojailBin, append([]string{"run", "--json", "--debug", "--timeout", "60s"}, args...)...)
+		// A 2 GiB flood takes about a second of CPU here: no CPU limit
+		// near it, on a busy machine.
+		cmd := exec.Command(gojailBin, append([]string{"run", "--json", "--debug", "--timeout", "60s", "--cpu-time", "60s"}, args...)...)
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
