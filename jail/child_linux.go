@@ -396,6 +396,14 @@ func childInit(c *childPlan) {
 	// did not need, those too.)
 	v.execPipe[1] = int32(aboveStdio(uintptr(v.execPipe[1])))
 
+	// The caller's timer slack, for this process and pid 2, which inherits
+	// it (and keeps it through execve): the thread this process was
+	// cloned from may be one the runtime's monitor started, with the
+	// monitor's (package oneproc).
+	if c.timerSlack != 0 {
+		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, c.timerSlack, 0)
+	}
+
 	// The program's process, pid 2, starts now, on a stack of its own in
 	// this process's memory (not a copy: nothing of it is copied for the
 	// program, and its execve has nothing to tear down), while this process
@@ -405,13 +413,6 @@ func childInit(c *childPlan) {
 	// handlers. It is cloned with this process's credentials still the
 	// supervisor's: on v2 the clone puts it into the jail's cgroup, which
 	// the kernel allows the cgroup's owner.
-	// The caller's timer slack, for this process and pid 2, which inherits
-	// it (and keeps it through execve): the thread this process was
-	// cloned from may be one the runtime's monitor started, with the
-	// monitor's (package oneproc).
-	if c.timerSlack != 0 {
-		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, c.timerSlack, 0)
-	}
 	step = stepFork
 	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
 	if e1 != 0 {
