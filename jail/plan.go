@@ -82,15 +82,15 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 			}
 			b.add(mountOp{kind: opSymlink, path: cstr(rel), src: cstr(target), desc: "/" + rel + " -> " + target})
 		default:
-			from := src
-			if validate.Custom(src) {
+			from, custom := src, validate.Custom(src)
+			if custom {
 				// The host path the mount would reach, its directories'
 				// links followed now (validate.HostBind checked it).
 				if from, err = binds.HostBind(src); err != nil {
 					return nil, err
 				}
 			}
-			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, noLinks: validate.Custom(src), desc: src + " (read-only)"})
+			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, noLinks: custom, desc: src + " (read-only)"})
 			if st.IsDir() {
 				b.bound[rel] = true
 			}

@@ -105,7 +105,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	chunk := getChunk()
 	defer putChunk(chunk)
 	deadline := s.started.Add(l.WallTime.Std())
-	cpuCheck := time.Now().Add(max(l.CPUTime.Std()/time.Duration(cpuBound()), time.Millisecond))
+	cpuCheck := s.nextCPUCheck(0, cpuBound())
 	for open := 3; open > 0; {
 		// The run is over once the program's output has ended and the init
 		// has reported; the init's own exit (the namespaces' teardown)
@@ -145,7 +145,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 					s.kill(killCPU)
 					continue
 				}
-				cpuCheck = s.nextCPUCheck(used)
+				cpuCheck = s.nextCPUCheck(used, jailCPUs())
 			}
 			if s.cg != nil && cpuCheck.Before(wake) {
 				wake = cpuCheck
@@ -251,11 +251,11 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 }
 
 // nextCPUCheck says when the tree can first have used its CPU-time limit,
-// having used used: every CPU it can run on busy for what is left. The
-// supervisor reads the cgroup's figure then, and not before. (The first
-// check, before any, assumes cpuBound CPUs.)
-func (s *supervisor) nextCPUCheck(used time.Duration) time.Time {
-	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(jailCPUs())
+// having used used: cpus CPUs busy for what is left, every one it can run
+// on (jailCPUs), or, for the first check, at least as many (cpuBound). The
+// supervisor reads the cgroup's figure then, and not before.
+func (s *supervisor) nextCPUCheck(used time.Duration, cpus int) time.Time {
+	left := (s.p.Limits.CPUTime.Std() - used) / time.Duration(cpus)
 	return time.Now().Add(max(left, time.Millisecond))
 }
 
