@@ -54,10 +54,18 @@ func TestJailCPUs(t *testing.T) {
 
 // The first CPU check is timed with cpuBound, which must be at least the
 // jail's CPUs: a check timed with fewer could come after the tree had used
-// its limit.
+// its limit. It is the possible CPUs where the kernel lists them, and
+// maskBound, its fallback, is a whole number of mask words.
 func TestCPUBound(t *testing.T) {
-	b, n := cpuBound(), countJailCPUs()
-	if b < n || b%64 != 0 {
-		t.Fatalf("cpuBound() = %d, want a multiple of 64 and at least countJailCPUs() = %d", b, n)
+	b, m, n := cpuBound(), maskBound(), countJailCPUs()
+	if b < n || m < n || m%64 != 0 {
+		t.Fatalf("cpuBound() = %d, maskBound() = %d: want both at least countJailCPUs() = %d, and maskBound a multiple of 64", b, m, n)
+	}
+	possible, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if err != nil {
+		t.Skipf("cpuBound is maskBound here: %v", err)
+	}
+	if want := countCPUs(strings.TrimSpace(string(possible))); b != want {
+		t.Errorf("cpuBound() = %d, want %d, the CPUs of /sys/devices/system/cpu/possible (%q)", b, want, strings.TrimSpace(string(possible)))
 	}
 }
