@@ -36,7 +36,7 @@ func TestChildPlanCopy(t *testing.T) {
 			if s.plan, err = s.prepare(); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err = s.pipes(nil); err != nil {
+			if _, _, err = s.pipes(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
 			if err = s.filter(); err != nil {

@@ -38,7 +38,7 @@ func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
-	fds, err := s.start()
+	fds, err := s.start(ctx)
 	if err != nil {
 		s.closeAll()
 		return nil, err

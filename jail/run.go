@@ -131,7 +131,7 @@ const (
 )
 
 func (s *supervisor) run(ctx context.Context) (*Result, error) {
-	fds, err := s.start()
+	fds, err := s.start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +144,8 @@ type jailFds struct {
 }
 
 // start makes the jail and releases it: it runs its setup, then the program
-// (or, prepared, waits for it).
-func (s *supervisor) start() (jailFds, error) {
+// (or, prepared, waits for it). ctx bounds the wait for a FIFO's writer.
+func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	var none jailFds
 	if err := ownProc(); err != nil {
 		return none, err
@@ -159,7 +159,7 @@ func (s *supervisor) start() (jailFds, error) {
 	if e != nil {
 		defer e.mem.free() // this process's view of the init's memory
 	}
-	fds, syncW, err := s.pipes(e)
+	fds, syncW, err := s.pipes(ctx, e)
 	if err != nil {
 		return none, err
 	}
@@ -445,7 +445,7 @@ var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "
 // pipes takes the pipes an early init was cloned with, or makes a new
 // init's (whose child ends are closed after its clone), and opens the
 // program's stdin; a prepared jail's stdin and go pipes instead.
-func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
+func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW int, err error) {
 	c := s.plan
 	var p jailPipes
 	if e != nil {
@@ -475,7 +475,7 @@ func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
 	}
 	var fd int
 	if s.in.Stdin != "" {
-		fd, err = openStdin(s.in.Stdin)
+		fd, err = openStdin(ctx, s.in.Stdin, s.p.Limits.WallTime.Std())
 	} else if fd, err = syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != nil {
 		err = fmt.Errorf("open /dev/null for the program's stdin: %w", err)
 	}
@@ -492,34 +492,40 @@ func (s *supervisor) pipes(e *Early) (fds jailFds, syncW int, err error) {
 // regular file is copied into a sealed memfd: the host's open file would
 // let the program reopen it for writing through /proc/self/fd/0, or chmod
 // it, with the permissions of the jail's user on the host (rootless, the
-// caller, who usually owns it).
-func openStdin(path string) (int, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+// caller, who usually owns it). The file is checked through an O_PATH
+// descriptor, then opened through it: a FIFO's open, which waits for a
+// writer as a shell's `<` does, waits no longer than wait (the run's
+// wall-clock limit) or ctx.
+func openStdin(ctx context.Context, path string, wait time.Duration) (int, error) {
+	at, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
-	defer func() {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}()
+	defer unix.Close(at)
 	var fs unix.Statfs_t
 	var st unix.Stat_t
-	if err := unix.Fstatfs(fd, &fs); err != nil {
+	if err := unix.Fstatfs(at, &fs); err != nil {
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
 	if fs.Type == unix.PROC_SUPER_MAGIC || fs.Type == unix.SYSFS_MAGIC {
 		return -1, fmt.Errorf("--stdin %s is in /proc or /sys, whose files describe gojail itself or the host: give a file, a FIFO or a device", path)
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(at, &st); err != nil {
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
+	}
+	self := fmt.Sprintf("/proc/self/fd/%d", at)
+	if st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		return openFIFO(ctx, path, self, wait)
+	}
+	fd, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		in := fd
-		fd = -1
-		return in, nil
+		return fd, nil // a device
 	}
+	defer unix.Close(fd)
 	m, err := unix.MemfdCreate("gojail-stdin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return -1, fmt.Errorf("--stdin %s: memfd_create: %w", path, err)
@@ -546,6 +552,66 @@ func openStdin(path string) (int, error) {
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// openFIFO opens the FIFO at self (a /proc/self/fd link) for reading,
+// which waits for a writer, for no longer than wait or ctx. Waiting, the
+// open counts as the FIFO's reader: at the deadline a writer opened here
+// without waiting, and closed at once, ends it.
+func openFIFO(ctx context.Context, path, self string, wait time.Duration) (int, error) {
+	type opened struct {
+		fd  int
+		err error
+	}
+	got := make(chan opened, 1)
+	go func() {
+		fd, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		got <- opened{fd, err}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var why string
+	select {
+	case o := <-got:
+		if o.err != nil {
+			return -1, fmt.Errorf("--stdin %s: %w", path, o.err)
+		}
+		return o.fd, nil
+	case <-timer.C:
+		why = fmt.Sprintf("no writer opened the FIFO within the wall-clock limit (%v): start its writer before gojail, or give a file", wait)
+	case <-ctx.Done():
+		why = fmt.Sprintf("stopped while waiting for the FIFO's writer: %v", context.Cause(ctx))
+	}
+	for {
+		// ENXIO until the reader's open is under way, a moment after
+		// the goroutine starts.
+		w, err := unix.Open(self, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(w)
+			break
+		}
+		select {
+		case o := <-got: // a writer came meanwhile, or the open failed
+			got <- o
+		case <-time.After(time.Millisecond):
+			if err != unix.ENXIO && err != unix.EINTR {
+				// The goroutine's open is left to end when a writer
+				// comes, and its descriptor to close then.
+				go func() {
+					if o := <-got; o.err == nil {
+						unix.Close(o.fd)
+					}
+				}()
+				return -1, fmt.Errorf("--stdin %s: %s (and its wait could not be ended: %v)", path, why, err)
+			}
+			continue
+		}
+		break
+	}
+	if o := <-got; o.err == nil {
+		unix.Close(o.fd)
+	}
+	return -1, fmt.Errorf("--stdin %s: %s", path, why)
 }
 
 // keep records fd for closing and moves it to 3 or above.

@@ -160,6 +160,51 @@ except OSError:
 			}
 		}
 	})
+	// With no writer, the wait ends at the wall-clock limit, with a
+	// refusal that names the FIFO: before, gojail waited for ever, whatever
+	// its --timeout.
+	t.Run("--stdin FIFO with no writer", func(t *testing.T) {
+		fifo := filepath.Join(dir, "lonely")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		o := py(t, "print(1)", "--timeout", "300ms", "--stdin", fifo)
+		took := time.Since(start)
+		o.want(t, jail.StatusInvalidInput, 125)
+		if want := "--stdin " + fifo + ": no writer opened the FIFO within the wall-clock limit (300ms)"; !strings.HasPrefix(o.res.Error, want) {
+			t.Errorf("error %q, want it to start %q", o.res.Error, want)
+		}
+		if took < 300*time.Millisecond || took > 5*time.Second {
+			t.Errorf("gojail took %v, want the 300ms limit and little more", took)
+		}
+	})
+	// The FIFO and a device reach the program blocking, as a shell's < would
+	// give them (the run opens them without waiting first).
+	t.Run("--stdin FIFO and device are blocking", func(t *testing.T) {
+		fifo := filepath.Join(dir, "slow")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				time.Sleep(200 * time.Millisecond) // the program reads before this
+				f.WriteString("late\n")
+				f.Close()
+			}
+		}()
+		code := "import os, sys; b = os.get_blocking(0); print(b, repr(sys.stdin.read()))"
+		o := py(t, code, "--stdin", fifo)
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "True 'late\\n'\n" {
+			t.Errorf("FIFO: stdout %q, want a blocking stdin and the writer's line", o.res.Stdout)
+		}
+		o = py(t, code, "--stdin", "/dev/null")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "True ''\n" {
+			t.Errorf("/dev/null: stdout %q, want a blocking stdin at EOF", o.res.Stdout)
+		}
+	})
 	t.Run("the caller's stdin does not reach the jail", func(t *testing.T) {
 		o := gojailWith(t, runOpts{stdin: "from the caller"}, "-c", "import sys; print(repr(sys.stdin.read()))")
 		o.want(t, jail.StatusOK, 0)
