@@ -107,10 +107,14 @@ func DefaultProfile() []policy.SeccompRule {
 		// uid, which is all prlimit checks; the program could make the init
 		// die of its own limits.
 		{Syscalls: []string{"prlimit64"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "!=", 0, 0)},
-		// inotify watches on the read-only binds, which the host and every
-		// run share, would show what they open; and every instance counts
-		// against the host user's quota (128 by default).
-		eperm("inotify_init", "inotify_init1"),
+		// inotify, fanotify and dnotify (fcntl F_NOTIFY) watches on the
+		// read-only binds, which the host and every run share, would show
+		// what they open (fanotify needs no privilege since Linux 5.13);
+		// and every inotify or fanotify instance counts against the host
+		// user's quota (128 by default). F_NOTIFY is matched on the low 32
+		// bits, all the kernel reads of the command.
+		eperm("inotify_init", "inotify_init1", "fanotify_init", "fanotify_mark"),
+		{Syscalls: []string{"fcntl"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(1, "&=", unix.F_NOTIFY, 0xffffffff)},
 		// Kernel AIO contexts come from one pool for the whole host
 		// (fs.aio-max-nr, 65536): one jail could take them all, and every
 		// io_setup on the host and in other jails would fail meanwhile.

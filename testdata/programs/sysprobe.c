@@ -114,5 +114,9 @@ int main(int argc, char **argv) {
 	probe("socketpair(AF_NETLINK)", SYS_socketpair, AF_NETLINK, SOCK_RAW, (long)sv);
 	probe("prlimit64(1)", SYS_prlimit64, 1, RLIMIT_CPU, 0);
 	probe("inotify_init1", SYS_inotify_init1, 0, 0, 0);
+	probe("fanotify_init(FAN_REPORT_FID)", SYS_fanotify_init, 0x200, O_RDONLY, 0);
+	probe("fanotify_mark", SYS_fanotify_mark, 0, 0, 0);
+	probe("fcntl(F_NOTIFY)", SYS_fcntl, 0, F_NOTIFY, 0);
+	probe("fcntl(F_NOTIFY|high-bits)", SYS_fcntl, 0, 0x100000000L | F_NOTIFY, 0);
 	return 0;
 }
