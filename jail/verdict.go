@@ -67,6 +67,14 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		return
 	}
 	ws := syscall.WaitStatus(exit.Status)
+	if killed == killSyscall {
+		// The program ended by itself before the kill reached it, after
+		// a call the filter kills (which never ran): its own exit code or
+		// signal, and the call's verdict.
+		defer func() {
+			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked+" (the program ended by itself before it was killed)"
+		}()
+	}
 	defer s.memoryVerdict(r, usage)
 	switch {
 	case ws.Exited():

@@ -302,11 +302,18 @@ const (
 // that never comes, and the jail is killed.
 func (s *supervisor) notification(listener int) {
 	var n seccompNotif
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
-		return // the caller died meanwhile
-	}
 	var what string
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+		// The caller died meanwhile: its process ended (another of its
+		// threads exited, say) before the call could be read. Outside log
+		// mode every notification is of a call the filter kills.
+		if e != unix.ENOENT || s.spec.LogMode {
+			return
+		}
+		what = "a system call the seccomp policy kills: its process ended before the call could be read"
+	}
 	switch {
+	case what != "":
 	case n.arch == auditArchI386:
 		what = fmt.Sprintf("i386 system call %d (int 0x80): foreign system-call ABIs are killed", n.nr)
 	case n.arch == auditArchX8664 && n.nr&x32SyscallBit != 0:
