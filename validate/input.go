@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -18,7 +19,8 @@ import (
 // a readable regular file no larger than limits.code_size, and hold no NUL
 // byte unless the policy runs binaries.
 func File(path string, p *policy.Policy) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO's open would wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
@@ -28,7 +30,16 @@ func File(path string, p *policy.Policy) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		kind := "not a regular file"
+		switch {
+		case st.IsDir():
+			kind = "a directory"
+		case st.Mode()&os.ModeNamedPipe != 0:
+			kind = "a FIFO"
+		case st.Mode()&os.ModeDevice != 0:
+			kind = "a device"
+		}
+		return nil, fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", path, kind)
 	}
 	// Read one byte past the limit so a file that grew meanwhile is caught too.
 	data, err := io.ReadAll(io.LimitReader(f, int64(p.Limits.CodeSize)+1))

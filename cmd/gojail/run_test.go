@@ -393,6 +393,10 @@ func TestBadInput(t *testing.T) {
 	missingBind := writeFile(t, dir, "missing-bind.toml", "base = \"python\"\n[fs]\nro = [\"/usr\", \"/nonexistent/gojail\"]\n", 0o644)
 	badKey := writeFile(t, dir, "bad-key.toml", "base = \"python\"\n\n[limits]\nmemroy = \"1GiB\"\n", 0o644)
 	ok := writeFile(t, dir, "ok.py", "print(1)\n", 0o644)
+	fifo := filepath.Join(dir, "fifo.py")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	zeroWall := writeFile(t, dir, "zero-wall.toml", "base = \"python\"\n[limits]\nwall_time = \"0s\"\n", 0o644)
 	tests := []struct {
 		name   string
@@ -400,7 +404,8 @@ func TestBadInput(t *testing.T) {
 		errHas string
 	}{
 		{"missing file", []string{filepath.Join(dir, "nope.py")}, "no such file or directory"},
-		{"a directory as file", []string{"--policy", "python", dir}, "is not a regular file"},
+		{"a directory as file", []string{"--policy", "python", dir}, "is a directory, not a regular file"},
+		{"a FIFO as file (no writer: its open must not wait)", []string{fifo}, "fifo.py is a FIFO, not a regular file"},
 		{"file over code_size", []string{big}, "larger than limits.code_size (1MiB)"},
 		{"NUL bytes in code", []string{nul}, "holds a NUL byte at offset 8"},
 		{"other control bytes are fine", []string{"-c", "print(len('\x01'))"}, ""}, // the control: not everything is refused
