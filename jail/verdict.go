@@ -88,12 +88,17 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		r.Signal = signalName(sig)
 		cpuLimitMs := float64(limits.CPURlimitSeconds(l.CPUTime) * 1000)
 		switch {
+		case sig == syscall.SIGXCPU && r.CPUMs < ms(l.CPUTime.Std())*9/10:
+			// Not this limit's RLIMIT_CPU, whose SIGXCPU comes once a
+			// process has used it (less a tick's sampling): one the
+			// program set itself.
+			r.Status, r.Error = StatusSignaled, fmt.Sprintf("killed by SIGXCPU after %.0f ms of CPU, under the CPU-time limit of %s: an RLIMIT_CPU the program set itself", r.CPUMs, l.CPUTime)
 		case sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && r.CPUMs >= cpuLimitMs):
 			r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded", l.CPUTime)
 		case sig == syscall.SIGSYS:
 			r.Status, r.Error = StatusSyscallBlocked, "killed by SIGSYS: a seccomp trap rule (or the program itself)"
 		case sig == syscall.SIGXFSZ:
-			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded", l.FileSize)
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded (or a lower RLIMIT_FSIZE the program set itself)", l.FileSize)
 		default:
 			r.Status = StatusSignaled
 		}

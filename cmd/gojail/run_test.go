@@ -240,6 +240,9 @@ func TestStatuses(t *testing.T) {
 		// SIGXCPU from RLIMIT_CPU, or SIGKILL from the supervisor reading the
 		// cgroup's figure first: both at 1 s of CPU time.
 		{"CPU-time limit", "while True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGXCPU|SIGKILL", "CPU-time limit of 1s"},
+		// SIGXCPU from an RLIMIT_CPU the program lowered itself is no limit
+		// of the policy's.
+		{"its own RLIMIT_CPU", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (0, resource.getrlimit(resource.RLIMIT_CPU)[1]))\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusSignaled, 128 + 24, "SIGXCPU", "an RLIMIT_CPU the program set itself"},
 		{"CPU spin that ignores SIGXCPU", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL", "CPU-time limit of 1s"},
 	}
 	for _, tc := range tests {
