@@ -119,7 +119,13 @@ type supervisor struct {
 	spec        seccomp.Spec // the filter's rules, for log mode
 	rlimitNames []string     // the init's rlimits, by index, for errors
 	events      []SeccompEvent
+	eventAt     map[[2]string]int // events' index by system call and action
 }
+
+// maxEvents bounds a run's --seccomp-log entries: past maxEvents-1, one
+// more counts every other call (a program calling thousands of unknown
+// numbers, each its own entry, made the result megabytes).
+const maxEvents = 256
 
 // The reasons the supervisor kills a jail.
 const (

@@ -403,12 +403,21 @@ const pidfdThread = unix.O_EXCL
 
 // record counts one refusal of log mode.
 func (s *supervisor) record(e SeccompEvent) {
-	for i := range s.events {
-		if s.events[i].Syscall == e.Syscall && s.events[i].Action == e.Action {
-			s.events[i].Count++
-			return
-		}
+	key := [2]string{e.Syscall, e.Action}
+	i, ok := s.eventAt[key]
+	if !ok && len(s.events) >= maxEvents-1 {
+		key = [2]string{"other system calls"}
+		i, ok = s.eventAt[key]
+		e = SeccompEvent{Syscall: key[0], Action: "as the policy says", Rule: fmt.Sprintf("past %d entries", maxEvents-1)}
 	}
+	if ok {
+		s.events[i].Count++
+		return
+	}
+	if s.eventAt == nil {
+		s.eventAt = map[[2]string]int{}
+	}
+	s.eventAt[key] = len(s.events)
 	e.Count = 1
 	s.events = append(s.events, e)
 }

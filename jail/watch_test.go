@@ -1,0 +1,33 @@
+package jail
+
+import (
+	"fmt"
+	"testing"
+)
+
+// --seccomp-log's entries are counted per system call and action, and
+// bounded: past maxEvents-1 of them, one more counts all the rest.
+func TestRecordBounded(t *testing.T) {
+	s := &supervisor{}
+	for i := 0; i < 3; i++ {
+		s.record(SeccompEvent{Syscall: "mount", Action: "errno EPERM", Rule: "rule 1"})
+	}
+	s.record(SeccompEvent{Syscall: "mount", Action: "kill", Rule: "rule 2"})
+	for i := 0; i < 1000; i++ {
+		s.record(SeccompEvent{Syscall: fmt.Sprintf("system call %d", 1000+i), Action: "errno ENOSYS", Rule: "the default action"})
+	}
+	s.record(SeccompEvent{Syscall: "mount", Action: "kill", Rule: "rule 2"})
+	if len(s.events) != maxEvents {
+		t.Fatalf("%d entries, want %d", len(s.events), maxEvents)
+	}
+	if e := s.events[0]; e.Syscall != "mount" || e.Action != "errno EPERM" || e.Count != 3 {
+		t.Errorf("first entry %+v, want mount errno EPERM counted 3 times", e)
+	}
+	if e := s.events[1]; e.Syscall != "mount" || e.Action != "kill" || e.Count != 2 {
+		t.Errorf("second entry %+v, want mount kill counted twice (once past the bound)", e)
+	}
+	last := s.events[maxEvents-1]
+	if want := 1000 - (maxEvents - 3); last.Syscall != "other system calls" || last.Count != want {
+		t.Errorf("last entry %+v, want other system calls counted %d times", last, want)
+	}
+}
