@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -143,27 +144,18 @@ func batchAction(c *cli.Context) error {
 	// The requests are read on a goroutine of their own: a read blocked on
 	// an idle input cannot be interrupted, and a signal must still end the
 	// batch. It is left blocked when gojail exits.
-	lines := make(chan []byte)
+	lines := make(chan requestLine)
 	var readErr error
 	go func() {
 		defer close(lines)
-		in := bufio.NewScanner(os.Stdin)
-		in.Buffer(make([]byte, 1<<20), 128<<20)
-		for in.Scan() {
-			select {
-			case lines <- append([]byte(nil), in.Bytes()...):
-			case <-ctx.Done():
-				return
-			}
-		}
-		readErr = in.Err() // read after lines is closed
+		readErr = readLines(ctx, os.Stdin, maxRequest, lines) // read after lines is closed
 	}()
 	failed := false
 	programs := programCache{}
 	var teardowns sync.WaitGroup // every jail torn down before gojail exits
 	defer teardowns.Wait()
 	for {
-		var line []byte
+		var line requestLine
 		var ok bool
 		select {
 		case line, ok = <-lines:
@@ -173,7 +165,14 @@ func batchAction(c *cli.Context) error {
 			break
 		}
 		t0 := time.Now()
-		r, pj, used := runRequest(ctx, &p, line, next, programs)
+		var r *jail.Result
+		var pj *jail.Prepared
+		var used bool
+		if line.over > 0 {
+			r = jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: its line is over %d bytes (%d MiB): send a smaller stdin or code", maxRequest, maxRequest>>20))
+		} else {
+			r, pj, used = runRequest(ctx, &p, line.b, next, programs)
+		}
 		r.LatencyMs = ms(time.Since(t0))
 		if pj != nil {
 			teardowns.Add(1)
@@ -194,6 +193,58 @@ func batchAction(c *cli.Context) error {
 		return cli.Exit("", 125)
 	}
 	return nil
+}
+
+// maxRequest is the longest request line a batch reads: a longer one gets
+// an invalid_input result and is not kept (one of 120 MiB took the batch to
+// 622 MB).
+const maxRequest = 32 << 20
+
+// requestLine is one line of a batch's input, without its newline (or a
+// carriage return before it); over counts the bytes of a line longer than
+// the limit, which is dropped.
+type requestLine struct {
+	b    []byte
+	over int
+}
+
+// readLines sends r's lines to lines until r ends (nil) or fails, or ctx is
+// done. A line longer than max is sent empty, with its length in over, and
+// is never held whole.
+func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLine) error {
+	in := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var line requestLine
+		var err error
+		for {
+			var part []byte
+			part, err = in.ReadSlice('\n')
+			if line.over > 0 || len(line.b)+len(part) > max+1 { // +1: the newline
+				line.over += len(line.b) + len(part)
+				line.b = nil
+			} else {
+				line.b = append(line.b, part...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(line.b) == 0 && line.over == 0 && err == io.EOF {
+			return nil
+		}
+		line.b = bytes.TrimSuffix(bytes.TrimSuffix(line.b, []byte("\n")), []byte("\r"))
+		select {
+		case lines <- line:
+		case <-ctx.Done():
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
 }
 
 // runRequest decodes and checks one request and runs it in the next

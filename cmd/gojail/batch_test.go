@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +37,10 @@ func TestBatch(t *testing.T) {
 		// A prepared jail's supervisor takes the filter's listener itself
 		// (a one-shot run's init does): what the filter stops is named.
 		`{"code": "import ctypes; print('before', flush=True); ctypes.CDLL(None).syscall(0x40000027); print('after')"}`,
+		// A line past the limit is answered, not kept, and the batch goes
+		// on (it ended the batch with no result for it).
+		`{"code": "` + strings.Repeat("#", 33<<20) + `"}`,
+		`{"code": "print('still here')"}`,
 	}
 	want := []struct {
 		status jail.Status
@@ -53,6 +59,8 @@ func TestBatch(t *testing.T) {
 		{jail.StatusOK, 0, "30 121\n", ""},
 		{jail.StatusOK, 0, "0 -rw-r--r--\n", ""},
 		{jail.StatusSyscallBlocked, -1, "before\n", "blocked x32 system call getpid: foreign system-call ABIs are killed"},
+		{jail.StatusInvalidInput, -1, "", "request: its line is over 33554432 bytes (32 MiB): send a smaller stdin or code"},
+		{jail.StatusOK, 0, "still here\n", ""},
 	}
 	cmd := exec.Command(gojailBin, "batch", "--cpu-time", "1s", "--timeout", "3s")
 	cmd.Stdin = strings.NewReader(strings.Join(reqs, "\n") + "\n")
@@ -66,6 +74,9 @@ func TestBatch(t *testing.T) {
 		t.Fatalf("gojail batch: %v\n%s", err, stdout.String())
 	}
 	out := stdout.String()
+	if n := strings.Count(out, "\n"); n != len(want) {
+		t.Errorf("%d results for %d requests", n, len(want))
+	}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for i := 0; sc.Scan(); i++ {
 		var r jail.Result
@@ -82,6 +93,26 @@ func TestBatch(t *testing.T) {
 	}
 	if left := ourCgroups(t); len(left) > 0 {
 		t.Fatalf("run cgroups left: %v", left)
+	}
+}
+
+// readLines splits the batch's input as a line scanner would, newline or
+// CR LF, the last line with or without one; a line past the limit comes
+// as its length alone.
+func TestReadLines(t *testing.T) {
+	in := "a\r\n\n" + strings.Repeat("x", 100) + "\n" + strings.Repeat("y", 101) + "\n" + strings.Repeat("z", 300000) + "\nlast"
+	lines := make(chan requestLine, 10)
+	if err := readLines(context.Background(), strings.NewReader(in), 100, lines); err != nil {
+		t.Fatal(err)
+	}
+	close(lines)
+	var got []string
+	for l := range lines {
+		got = append(got, fmt.Sprintf("%d:%d", len(l.b), l.over))
+	}
+	want := []string{"1:0", "0:0", "100:0", "0:102", "0:300001", "4:0"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines (length:over) %v, want %v", got, want)
 	}
 }
 
