@@ -19,8 +19,8 @@ func TestDefaultProfileInTheJail(t *testing.T) {
 	o := gojail(t, "--policy", "exec", probe)
 	o.want(t, jail.StatusOK, 0)
 	lines := strings.Split(strings.TrimSpace(o.res.Stdout), "\n")
-	if len(lines) != 47 {
-		t.Fatalf("%d probes ran, want 47:\n%s", len(lines), o.res.Stdout)
+	if len(lines) != 51 {
+		t.Fatalf("%d probes ran, want 51:\n%s", len(lines), o.res.Stdout)
 	}
 	for _, line := range lines {
 		name, got, _ := strings.Cut(line, " ")
