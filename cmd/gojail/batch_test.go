@@ -38,8 +38,9 @@ func TestBatch(t *testing.T) {
 		// (a one-shot run's init does): what the filter stops is named.
 		`{"code": "import ctypes; print('before', flush=True); ctypes.CDLL(None).syscall(0x40000027); print('after')"}`,
 		// A line past the limit is answered, not kept, and the batch goes
-		// on (it ended the batch with no result for it).
-		`{"code": "` + strings.Repeat("#", 33<<20) + `"}`,
+		// on (it ended the batch with no result for it): its 33 MiB are
+		// streamed (see below).
+		bigRequest,
 		`{"code": "print('still here')"}`,
 	}
 	want := []struct {
@@ -63,7 +64,11 @@ func TestBatch(t *testing.T) {
 		{jail.StatusOK, 0, "still here\n", ""},
 	}
 	cmd := exec.Command(gojailBin, "batch", "--cpu-time", "1s", "--timeout", "3s")
-	cmd.Stdin = strings.NewReader(strings.Join(reqs, "\n") + "\n")
+	// Not built in memory: this process's resident peak is its children's
+	// too until their execve (ru_maxrss), and TestMemoryLimit compares a
+	// child's.
+	head, tail, _ := strings.Cut(strings.Join(reqs, "\n")+"\n", bigRequest)
+	cmd.Stdin = io.MultiReader(strings.NewReader(head+`{"code": "`), io.LimitReader(hashes{}, 33<<20), strings.NewReader(`"}`+tail))
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
@@ -94,6 +99,19 @@ func TestBatch(t *testing.T) {
 	if left := ourCgroups(t); len(left) > 0 {
 		t.Fatalf("run cgroups left: %v", left)
 	}
+}
+
+// bigRequest stands for a request of 33 MiB in TestBatch's list.
+const bigRequest = "(33 MiB)"
+
+// hashes reads as an endless run of '#'.
+type hashes struct{}
+
+func (hashes) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = '#'
+	}
+	return len(b), nil
 }
 
 // readLines splits the batch's input as a line scanner would, newline or
