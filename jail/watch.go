@@ -107,10 +107,18 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0, cpuBound())
 	for open := 3; open > 0; {
-		// The run is over once the program's output has ended and the init
-		// has reported; the init's own exit (the namespaces' teardown)
-		// need not be waited for to have the result.
-		if streams[0].fd < 0 && streams[1].fd < 0 && finalReport(decodeReports(streams[2].buf)) != nil {
+		// The jail has ended once its init has reported, which it does
+		// with every process of the jail reaped, or has died, the jail with
+		// it. The program's output is in the pipes then, but their write
+		// ends may still be held: by descriptors in flight in unix sockets
+		// that no process can receive any more (the kernel frees such a
+		// loop when its garbage collector next runs, which some other
+		// process's passing of descriptors starts), or, on the host's
+		// network, by a process outside the jail. So the pipes are read to
+		// their end or their last byte, without waiting. The init's own
+		// exit (the namespaces' teardown) need not be waited for either.
+		ended := streams[2].fd < 0 || finalReport(decodeReports(streams[2].buf)) != nil
+		if ended && streams[0].fd < 0 && streams[1].fd < 0 {
 			break
 		}
 		for i := range streams {
@@ -119,13 +127,16 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		pfd[sockIdx] = unix.PollFd{Fd: int32(notify[0]), Events: unix.POLLIN}
 		pfd[listenIdx] = unix.PollFd{Fd: int32(notify[1]), Events: unix.POLLIN}
 		var ts *unix.Timespec
-		if !lateDone && ctx.Err() != nil {
+		if ended {
+			ts = &unix.Timespec{}
+		}
+		if !ended && !lateDone && ctx.Err() != nil {
 			s.kill(killContext)
 		}
-		if !lateDone && s.isKilled() {
+		if !ended && !lateDone && s.isKilled() {
 			late()
 		}
-		if !s.isKilled() {
+		if !ended && !s.isKilled() {
 			now := time.Now()
 			if !now.Before(deadline) {
 				s.kill(killWall)
@@ -153,7 +164,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			t := unix.NsecToTimespec(wake.Sub(now).Nanoseconds())
 			ts = &t
 		}
-		if err := s.np.poll(pfd[:], ts); err != nil && err != unix.EINTR {
+		err := s.np.poll(pfd[:], ts)
+		if err != nil && err != unix.EINTR {
 			s.log("ppoll: %v", err)
 			s.kill(killContext)
 			break
@@ -189,6 +201,14 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			}
 			st.fd = -1 // EOF, or an error that ends the stream
 			open--
+		}
+		if ended && err == nil {
+			for i := range streams[:2] {
+				if st := &streams[i]; st.fd >= 0 && pfd[i].Revents == 0 {
+					st.fd = -1 // empty, and held open by no process of the jail
+					open--
+				}
+			}
 		}
 	}
 	wall := time.Since(s.started)

@@ -64,6 +64,11 @@ func hostileCases() []hostileCase {
 		{name: "setuid binaries", file: "setuid_binaries.sh", status: jail.StatusOK, stdout: "su no\npasswd no\nUid: 1000 1000 1000 1000\nNoNewPrivs: 1\n"},
 		{name: "raising the hard limits", file: "raise_limits.py", status: jail.StatusOK,
 			stdout: "RLIMIT_NOFILE ValueError\nRLIMIT_CPU ValueError\nRLIMIT_FSIZE ValueError\nRLIMIT_NPROC ValueError\n"},
+		// Both end at once (it waited for the pipes' EOF, which came only
+		// when another process's descriptor passing ran the kernel's
+		// collector: 600 s against a 2 s limit, SIGTERM unanswered).
+		{name: "output pipes held in flight, then exit", file: "output_in_flight.py", flags: []string{"--timeout", "2s"}, status: jail.StatusOK, stdout: "loop made\n", host: within(2 * time.Second)},
+		{name: "output pipes held in flight, then spin", file: "output_in_flight.py", flags: []string{"--timeout", "1s", "--env", "SPIN=1"}, status: jail.StatusTimeLimit, exit: 124, has: "wall-clock limit of 1s", host: within(3 * time.Second)},
 		{name: "kill(-1, SIGKILL) from inside", file: "kill_everything.sh", status: jail.StatusOK, stdout: "unreachable\n", host: hostProcessSurvives},
 		{name: "kernel memory in socket buffers, OOM killer aimed at the program", file: "socket_memory.py", flags: []string{"--timeout", "20s", "--cpu-time", "10s"}, status: jail.StatusMemoryLimit, exit: 128 + 9, has: "OOM killer ended", cgroup: true},
 		{name: "queued signals (charged to the host user too)", file: "signal_queue.py", status: jail.StatusOK, stdout: "queued 256\n"},
@@ -157,6 +162,18 @@ func diskUnchanged(t *testing.T) ([]string, func(*testing.T)) {
 	return nil, func(t *testing.T) {
 		if now := free(); was-now > 32<<20 {
 			t.Fatalf("the host lost %d MB of disk", (was-now)>>20)
+		}
+	}
+}
+
+// within: gojail itself ends within d of its start.
+func within(d time.Duration) func(t *testing.T) ([]string, func(*testing.T)) {
+	return func(t *testing.T) ([]string, func(*testing.T)) {
+		start := time.Now()
+		return nil, func(t *testing.T) {
+			if took := time.Since(start); took > d {
+				t.Fatalf("gojail took %v, want at most %v", took, d)
+			}
 		}
 	}
 }
