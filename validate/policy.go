@@ -57,8 +57,29 @@ func checkRunPaths(p *policy.Policy) []error {
 		errs = append(errs, err)
 	} else if reserved(p.Run.Workdir) {
 		errs = append(errs, fmt.Errorf("run.workdir %q collides with a directory the jail builds itself (/, /proc, /dev, /tmp, /etc)", p.Run.Workdir))
+	} else if under(p.Run.Workdir, "/proc") || MadeByJail(p.Run.Workdir) {
+		errs = append(errs, fmt.Errorf("run.workdir %q is inside /proc, or at a file the jail makes itself (%s): choose a directory of its own, such as /work", p.Run.Workdir, strings.Join(madeFiles, ", ")))
 	}
 	return errs
+}
+
+// madeFiles are the files the jail makes itself beside its directories
+// (jail/plan.go; TestMadeByJail holds the two lists together).
+var madeFiles = []string{"/etc/passwd", "/etc/group", "/etc/hosts",
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/shm"}
+
+// MadeByJail reports whether path is, or is inside, one of the files the
+// jail makes itself: a work directory there would collide with it, and a
+// bind would replace the jail's own (its passwd, group and hosts name the
+// jail's user and host, never the host's).
+func MadeByJail(path string) bool {
+	for _, f := range madeFiles {
+		if under(path, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func checkIdentity(p *policy.Policy) []error {
@@ -146,6 +167,8 @@ func checkFS(p *policy.Policy) []error {
 			errs = append(errs, errors.New("fs.ro binds /, the whole host: name the directories the program needs instead"))
 		case reserved(clean) || under(clean, "/proc") || under(clean, "/sys") || under(clean, "/dev"):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /proc, /sys or /dev, or a directory the jail builds itself: host kernel interfaces are never bound", clean))
+		case MadeByJail(clean):
+			errs = append(errs, fmt.Errorf("fs.ro entry %s is a file the jail writes itself (its user and host, never the host's): remove it from the policy", clean))
 		case under(clean, "/tmp"):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /tmp, which the jail mounts as its own tmpfs: bind it from another place", clean))
 		case under(clean, p.Run.Workdir) || under(p.Run.Workdir, clean):

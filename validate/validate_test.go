@@ -148,3 +148,37 @@ func TestCPUsNotANumber(t *testing.T) {
 		}
 	}
 }
+
+// A work directory in /proc or at a file the jail makes itself failed the
+// run as internal_error (its mount point could not be made); a bind of such
+// a file replaced the jail's own with the host's.
+func TestJailOwnPaths(t *testing.T) {
+	for _, tc := range []struct {
+		workdir, ro, want string
+	}{
+		{"/proc/w", "", `run.workdir "/proc/w" is inside /proc, or at a file the jail makes itself`},
+		{"/proc/self", "", `run.workdir "/proc/self" is inside /proc`},
+		{"/etc/passwd", "", `run.workdir "/etc/passwd" is inside /proc, or at a file the jail makes itself`},
+		{"/dev/shm/w", "", `run.workdir "/dev/shm/w" is inside /proc, or at a file the jail makes itself`},
+		{"/etc/w", "", ""},
+		{"/work", "/etc/passwd", "fs.ro entry /etc/passwd is a file the jail writes itself"},
+		{"/work", "/etc/hosts", "fs.ro entry /etc/hosts is a file the jail writes itself"},
+		{"/work", "/etc/os-release", ""},
+	} {
+		p, err := policy.Preset("python")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Run.Workdir = tc.workdir
+		if tc.ro != "" {
+			p.FS.ReadOnly = append(p.FS.ReadOnly, tc.ro)
+		}
+		err = Policy(&p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("workdir %s, ro %q: %v, want it accepted", tc.workdir, tc.ro, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("workdir %s, ro %q: %v, want %q", tc.workdir, tc.ro, err, tc.want)
+		}
+	}
+}

@@ -400,6 +400,7 @@ func TestBadInput(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	procWork := writeFile(t, dir, "proc-work.toml", "base = \"python\"\n[run]\nworkdir = \"/proc/w\"\n", 0o644)
 	zeroWall := writeFile(t, dir, "zero-wall.toml", "base = \"python\"\n[limits]\nwall_time = \"0s\"\n", 0o644)
 	tests := []struct {
 		name   string
@@ -422,6 +423,7 @@ func TestBadInput(t *testing.T) {
 		{"bad --net", []string{"--net", "wifi", ok}, `--net: "wifi": want none, loopback or host`},
 		{"bad --env", []string{"--env", "NOEQUALS", ok}, `--env: "NOEQUALS" is not KEY=VALUE`},
 		{"limit out of range", []string{"--cpu-time", "0s", ok}, "--cpu-time (limits.cpu_time) is 0s: it must be between"},
+		{"work directory in /proc (its mount failed as internal_error)", []string{"--policy", procWork, ok}, `run.workdir "/proc/w" is inside /proc`},
 		{"limit out of range in the policy, not a flag", []string{"--policy", zeroWall, ok}, "limits.wall_time is 0s: it must be between"},
 		{"unknown flag", []string{"--frobnicate", ok}, "flag provided but not defined: -frobnicate"},
 		{"missing --stdin file", []string{"--stdin", filepath.Join(dir, "none.txt"), ok}, "--stdin"},
