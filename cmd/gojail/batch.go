@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -252,6 +254,9 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 // waits for, and says whether it took one (which then needs replacing).
 func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache) (*jail.Result, *jail.Prepared, bool) {
 	var req request
+	if err := exactKeys(line); err != nil {
+		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), nil, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -287,6 +292,41 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
 	}
 	return pr.pj.Run(ctx, in), pr.pj, true
+}
+
+// requestKeys are a request's fields, spelled exactly.
+var requestKeys = []string{"code", "program", "args", "stdin"}
+
+// exactKeys refuses a request object whose keys are not requestKeys as
+// spelled, or that gives one twice: encoding/json matches keys without
+// regard to case, and keeps the last of two, so that {"Program": ...} or
+// {"code": ..., "CODE": ...} got past a caller that looked for "program" or
+// "code" itself. Anything else wrong is left to the decoder to say.
+func exactKeys(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := t.(string)
+		if !slices.Contains(requestKeys, key) {
+			return fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
+		}
+		if seen[key] {
+			return fmt.Errorf("field %q given twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // programCache remembers the programs a batch has found inside its jails:

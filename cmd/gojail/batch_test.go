@@ -30,6 +30,11 @@ func TestBatch(t *testing.T) {
 		`{"code": "while True: pass"}`,
 		`{"code": "print(1)\u0000"}`,
 		`{"code": "print(1)", "unknown": 1}`,
+		// Keys as spelled, once each (encoding/json alone takes "Program"
+		// for "program", and the last of two "code" in any case).
+		`{"Program": "/bin/true"}`,
+		`{"code": "print(1)", "CODE": "print(2)"}`,
+		`{"code": "print(1)", "code": "print(2)"}`,
 		// The submitted file is read-only, as in a one-shot run (see
 		// TestIsolation); a request without one finds it empty.
 		`{"code": "import os\ntry:\n    open('/work/main.py', 'r+b')\nexcept OSError as e:\n    print(e.errno, os.stat('/work/main.py').st_size)"}`,
@@ -57,6 +62,9 @@ func TestBatch(t *testing.T) {
 		{jail.StatusTimeLimit, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, program, args, stdin, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, program, args, stdin, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: field "code" given twice`},
 		{jail.StatusOK, 0, "30 121\n", ""},
 		{jail.StatusOK, 0, "0 -rw-r--r--\n", ""},
 		{jail.StatusSyscallBlocked, -1, "before\n", "blocked x32 system call getpid: foreign system-call ABIs are killed"},
