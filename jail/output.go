@@ -1,5 +1,7 @@
 package jail
 
+import "unicode/utf8"
+
 // stream is one pipe the supervisor reads from the jail: stdout, stderr or
 // the report pipe. It keeps at most limit bytes and counts the rest, so that
 // a flood neither blocks the program nor grows the supervisor (snekbox PR 81).
@@ -23,4 +25,23 @@ func (s *stream) add(b []byte) (over bool) {
 	}
 	s.buf = append(s.buf, b[:keep]...)
 	return over
+}
+
+// kept is what the result holds of the stream: its bytes, less a character
+// the limit cut in two (the JSON form would show U+FFFD, which the program
+// never wrote, for its first bytes). Only a truncated stream loses them,
+// and at most utf8.UTFMax-1.
+func (s *stream) kept() string {
+	if !s.truncated {
+		return string(s.buf)
+	}
+	for i := len(s.buf) - 1; i >= 0 && i > len(s.buf)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s.buf[i]) {
+			if !utf8.FullRune(s.buf[i:]) {
+				return string(s.buf[:i])
+			}
+			break
+		}
+	}
+	return string(s.buf)
 }

@@ -25,7 +25,7 @@ type Result struct {
 	Status          Status            `json:"status"`
 	ExitCode        int               `json:"exit_code"`
 	Signal          string            `json:"signal"`
-	Stdout          string            `json:"stdout"`
+	Stdout          string            `json:"stdout"` // kept of it: at most the limit, less a character the limit cut in two
 	Stderr          string            `json:"stderr"`
 	StdoutTruncated bool              `json:"stdout_truncated"`
 	StderrTruncated bool              `json:"stderr_truncated"`

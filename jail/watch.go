@@ -236,7 +236,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 
 	out, errOut := &streams[0], &streams[1]
 	r := &Result{
-		Stdout: string(out.buf), Stderr: string(errOut.buf),
+		Stdout: out.kept(), Stderr: errOut.kept(),
 		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,
 		StdoutBytes: out.total, StderrBytes: errOut.total,
 		WallMs:          ms(wall),

@@ -31,3 +31,28 @@ func TestRecordBounded(t *testing.T) {
 		t.Errorf("last entry %+v, want other system calls counted %d times", last, want)
 	}
 }
+
+// A stream cut at its limit keeps no part of a character the cut split:
+// the bytes before it, and nothing that could show as U+FFFD. Uncut, or
+// cut between characters, it keeps every byte, invalid ones too.
+func TestKeptWholeCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		write string
+		limit int64
+		want  string
+	}{
+		{"aaé", 3, "aa"},               // é's first byte of two
+		{"a😀", 4, "a"},                 // three bytes of four
+		{"a😀", 2, "a"},                 // one of four
+		{"aéb", 3, "aé"},               // cut after it
+		{"a\xffb", 2, "a\xff"},         // an invalid byte is kept
+		{"aé", 10, "aé"},               // not cut
+		{"a\xe2\x80", 10, "a\xe2\x80"}, // not cut: the program's own partial bytes stay
+	} {
+		s := &stream{limit: tc.limit}
+		s.add([]byte(tc.write))
+		if got := s.kept(); got != tc.want {
+			t.Errorf("%q at %d bytes: kept %q, want %q", tc.write, tc.limit, got, tc.want)
+		}
+	}
+}

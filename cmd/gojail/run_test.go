@@ -380,6 +380,15 @@ func TestOutputLimit(t *testing.T) {
 			t.Fatalf("kept %d bytes, truncated %v, error %q", len(o.res.Stdout), o.res.StdoutTruncated, o.res.Error)
 		}
 	})
+	// A character the limit cuts is left out of what is kept: it showed as
+	// U+FFFD, two for an emoji, making stdout longer than the limit.
+	t.Run("a cut character is left out", func(t *testing.T) {
+		o := py(t, "import sys; sys.stdout.write('a' * 98 + '\U0001F600')", "--output-limit", "100")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != strings.Repeat("a", 98) || !o.res.StdoutTruncated || o.res.StdoutBytes != 102 {
+			t.Fatalf("stdout %q (truncated %v, %d bytes written), want 98 a's, truncated, 102", o.res.Stdout, o.res.StdoutTruncated, o.res.StdoutBytes)
+		}
+	})
 	t.Run("file size limit", func(t *testing.T) {
 		o := gojail(t, "--policy", "bash", "-c", "exec head -c 20000000 /dev/zero > /tmp/big")
 		o.want(t, jail.StatusOutputLimit, 128+25)
