@@ -117,7 +117,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		// network, by a process outside the jail. So the pipes are read to
 		// their end or their last byte, without waiting. The init's own
 		// exit (the namespaces' teardown) need not be waited for either.
-		ended := streams[2].fd < 0 || finalReport(decodeReports(streams[2].buf)) != nil
+		ended := streams[2].fd < 0 || hasFinalReport(streams[2].buf)
 		if ended && streams[0].fd < 0 && streams[1].fd < 0 {
 			break
 		}
@@ -450,6 +450,19 @@ var markWords = map[Step]string{
 	stepCloseFds:  "in its root: host name set, pid 2 let in",
 	stepSeccomp:   "pid 2: capabilities dropped, limits and filter in place, execve next",
 	stepReaped:    "the program ended, every process of the jail reaped",
+}
+
+// hasFinalReport is finalReport(decodeReports(b)) != nil without the
+// allocation, for every pass of the wait: the collector is off for a run,
+// and a flood of output makes many passes.
+func hasFinalReport(b []byte) bool {
+	size := int(unsafe.Sizeof(report{}))
+	for ; len(b) >= size; b = b[size:] {
+		if k := (*report)(unsafe.Pointer(&b[0])).Kind; k == reportExit || k == reportKilled {
+			return true
+		}
+	}
+	return false
 }
 
 // finalReport returns the init's last word on the program: its exit, or

@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 // --seccomp-log's entries are counted per system call and action, and
@@ -53,6 +54,27 @@ func TestKeptWholeCharacters(t *testing.T) {
 		s.add([]byte(tc.write))
 		if got := s.kept(); got != tc.want {
 			t.Errorf("%q at %d bytes: kept %q, want %q", tc.write, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// hasFinalReport says what finalReport(decodeReports(b)) != nil says, for
+// every mix of records and a record cut short.
+func TestHasFinalReport(t *testing.T) {
+	rec := func(k uint32) []byte {
+		r := report{Kind: k}
+		return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r))...)
+	}
+	for _, kinds := range [][]uint32{nil, {reportMark}, {reportMark, reportExit}, {reportKilled}, {reportReady, reportMark}, {reportError}} {
+		var b []byte
+		for _, k := range kinds {
+			b = append(b, rec(k)...)
+		}
+		for _, cut := range []int{0, 1} {
+			bb := b[:max(len(b)-cut, 0)]
+			if got, want := hasFinalReport(bb), finalReport(decodeReports(bb)) != nil; got != want {
+				t.Errorf("kinds %v cut %d: hasFinalReport %v, finalReport %v", kinds, cut, got, want)
+			}
 		}
 	}
 }
