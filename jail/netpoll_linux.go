@@ -80,14 +80,19 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 	if timeout != nil {
 		deadline = time.Now().Add(time.Duration(timeout.Nano()))
 	}
-	np.f.SetReadDeadline(deadline)
 	np.n = 0
-	err := np.rc.Read(np.wait)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil
-	}
-	if err != nil {
-		return err
+	if timeout != nil && timeout.Nano() <= 0 {
+		// A deadline already passed ends Read before it looks at all.
+		np.wait(0)
+	} else {
+		np.f.SetReadDeadline(deadline)
+		err := np.rc.Read(np.wait)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 	for _, e := range np.ev[:max(np.n, 0)] {
 		for i := range pfd {

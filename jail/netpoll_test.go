@@ -39,7 +39,15 @@ func TestNetPoll(t *testing.T) {
 	if _, err := wait(time.Second); err != nil || pfd[0].Revents&unix.POLLIN == 0 || pfd[1].Revents != 0 {
 		t.Fatalf("data on a: err %v, revents %#x %#x", err, pfd[0].Revents, pfd[1].Revents)
 	}
+	// A zero timeout looks without waiting: it returned nothing, its
+	// deadline passed before the look.
+	if _, err := wait(0); err != nil || pfd[0].Revents&unix.POLLIN == 0 || pfd[1].Revents != 0 {
+		t.Fatalf("data on a, no wait: err %v, revents %#x %#x", err, pfd[0].Revents, pfd[1].Revents)
+	}
 	syscall.Read(a[0], make([]byte, 1))
+	if took, err := wait(0); err != nil || took > 10*time.Millisecond || pfd[0].Revents|pfd[1].Revents != 0 {
+		t.Fatalf("nothing ready, no wait: took %v, err %v, revents %#x %#x", took, err, pfd[0].Revents, pfd[1].Revents)
+	}
 	syscall.Close(a[1])
 	if _, err := wait(time.Second); err != nil || pfd[0].Revents&unix.POLLHUP == 0 {
 		t.Fatalf("a's writer closed: err %v, revents %#x", err, pfd[0].Revents)

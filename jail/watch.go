@@ -106,19 +106,30 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	defer putChunk(chunk)
 	deadline := s.started.Add(l.WallTime.Std())
 	cpuCheck := s.nextCPUCheck(0, cpuBound())
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
 	for open := 3; open > 0; {
 		// The jail has ended once its init has reported, which it does
-		// with every process of the jail reaped, or has died, the jail with
-		// it. The program's output is in the pipes then, but their write
-		// ends may still be held: by descriptors in flight in unix sockets
-		// that no process can receive any more (the kernel frees such a
-		// loop when its garbage collector next runs, which some other
-		// process's passing of descriptors starts), or, on the host's
-		// network, by a process outside the jail. So the pipes are read to
-		// their end or their last byte, without waiting. The init's own
-		// exit (the namespaces' teardown) need not be waited for either.
-		ended := streams[2].fd < 0 || hasFinalReport(streams[2].buf)
-		if ended && streams[0].fd < 0 && streams[1].fd < 0 {
+		// with every process of the jail reaped, or has exited without a
+		// report, after the kernel has killed and waited for the rest of
+		// its pid namespace. The program's output is in the pipes then, but
+		// their write ends may still be held: by descriptors in flight in
+		// unix sockets that no process can receive any more (the kernel
+		// frees such a loop when its garbage collector next runs, which
+		// some other process's passing of descriptors starts), or, on the
+		// host's network, by a process outside the jail. So the pipes are
+		// read for what they hold then (drain), not to their EOF. The
+		// init's own exit (the namespaces' teardown) need not be waited for
+		// when it has reported.
+		if streams[2].fd < 0 && !hasFinalReport(streams[2].buf) {
+			s.waitInit(&ws, &ru) // its files close before its namespace is emptied
+		}
+		if streams[2].fd < 0 || hasFinalReport(streams[2].buf) {
+			for i := range streams[:2] {
+				if s.drain(&streams[i], chunk) && l.OutputAction == policy.OutputKill {
+					s.kill(killOutput)
+				}
+			}
 			break
 		}
 		for i := range streams {
@@ -127,16 +138,13 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		pfd[sockIdx] = unix.PollFd{Fd: int32(notify[0]), Events: unix.POLLIN}
 		pfd[listenIdx] = unix.PollFd{Fd: int32(notify[1]), Events: unix.POLLIN}
 		var ts *unix.Timespec
-		if ended {
-			ts = &unix.Timespec{}
-		}
-		if !ended && !lateDone && ctx.Err() != nil {
+		if !lateDone && ctx.Err() != nil {
 			s.kill(killContext)
 		}
-		if !ended && !lateDone && s.isKilled() {
+		if !lateDone && s.isKilled() {
 			late()
 		}
-		if !ended && !s.isKilled() {
+		if !s.isKilled() {
 			now := time.Now()
 			if !now.Before(deadline) {
 				s.kill(killWall)
@@ -164,8 +172,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			t := unix.NsecToTimespec(wake.Sub(now).Nanoseconds())
 			ts = &t
 		}
-		err := s.np.poll(pfd[:], ts)
-		if err != nil && err != unix.EINTR {
+		if err := s.np.poll(pfd[:], ts); err != nil && err != unix.EINTR {
 			s.log("ppoll: %v", err)
 			s.kill(killContext)
 			break
@@ -202,20 +209,10 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			st.fd = -1 // EOF, or an error that ends the stream
 			open--
 		}
-		if ended && err == nil {
-			for i := range streams[:2] {
-				if st := &streams[i]; st.fd >= 0 && pfd[i].Revents == 0 {
-					st.fd = -1 // empty, and held open by no process of the jail
-					open--
-				}
-			}
-		}
 	}
 	wall := time.Since(s.started)
 	reps := decodeReports(streams[2].buf)
 	final := finalReport(reps)
-	var ws syscall.WaitStatus
-	var ru syscall.Rusage
 	if final == nil {
 		// Its end is the verdict. Otherwise the init, outside the jail's
 		// cgroup, is waited for after the result, its cgroup removed
@@ -450,6 +447,29 @@ var markWords = map[Step]string{
 	stepCloseFds:  "in its root: host name set, pid 2 let in",
 	stepSeccomp:   "pid 2: capabilities dropped, limits and filter in place, execve next",
 	stepReaped:    "the program ended, every process of the jail reaped",
+}
+
+// drain reads what st's pipe holds, once the jail has ended: no more than
+// FIONREAD counts at the start, so that a writer outside the jail cannot
+// keep it reading. It reports whether the stream went past its limit.
+func (s *supervisor) drain(st *stream, chunk []byte) (over bool) {
+	if st.fd < 0 {
+		return false
+	}
+	left, err := unix.IoctlGetInt(st.fd, unix.TIOCINQ) // FIONREAD
+	for err == nil && left > 0 {
+		n, rerr := syscall.Read(st.fd, chunk[:min(len(chunk), left)])
+		if rerr == syscall.EINTR {
+			continue
+		}
+		if n <= 0 {
+			break
+		}
+		left -= n
+		over = st.add(chunk[:n]) || over
+	}
+	st.fd = -1
+	return over
 }
 
 // hasFinalReport is finalReport(decodeReports(b)) != nil without the

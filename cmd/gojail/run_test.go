@@ -380,6 +380,20 @@ func TestOutputLimit(t *testing.T) {
 			t.Fatalf("kept %d bytes, truncated %v, error %q", len(o.res.Stdout), o.res.StdoutTruncated, o.res.Error)
 		}
 	})
+	// Output still in the pipe when the init reports is all read: the
+	// program makes its pipe hold 1 MiB and exits as soon as it is written
+	// (a build that ended at the report with a look that did not look lost
+	// most of it in half of the runs).
+	t.Run("a burst in a 1 MiB pipe, then exit", func(t *testing.T) {
+		code := "import fcntl, os\nfcntl.fcntl(1, 1031, 1 << 20)\nb = memoryview(b'x' * (1 << 20))\nwhile b:\n    b = b[os.write(1, b):]\nos._exit(0)"
+		for i := 0; i < 10; i++ {
+			o := py(t, code, "--output-limit", "2MiB")
+			o.want(t, jail.StatusOK, 0)
+			if o.res.StdoutBytes != 1<<20 || len(o.res.Stdout) != 1<<20 || o.res.StdoutTruncated {
+				t.Fatalf("run %d: %d bytes written, %d kept (truncated %v), want 1048576", i, o.res.StdoutBytes, len(o.res.Stdout), o.res.StdoutTruncated)
+			}
+		}
+	})
 	// A character the limit cuts is left out of what is kept: it showed as
 	// U+FFFD, two for an emoji, making stdout longer than the limit.
 	t.Run("a cut character is left out", func(t *testing.T) {
