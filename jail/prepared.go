@@ -140,11 +140,14 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 			}()
 		}
 	} else if in.Stdin != "" {
-		f, err := os.Open(in.Stdin)
+		// Opened and checked as for a one-shot run (openStdin): not in
+		// /proc, a FIFO waited for no longer than the wall-clock limit.
+		fd, err := openStdin(ctx, in.Stdin, s.p.Limits.WallTime.Std())
 		if err != nil {
 			pj.giveUp()
-			return Failed(StatusInvalidInput, fmt.Errorf("--stdin %s: %w", in.Stdin, err))
+			return Failed(StatusInvalidInput, err)
 		}
+		f := os.NewFile(uintptr(fd), in.Stdin)
 		go func(w int) { // a writer of its own: the program may read slowly
 			defer f.Close()
 			defer syscall.Close(w)

@@ -2,6 +2,8 @@ package jail_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,6 +78,37 @@ func TestPrepareCancelled(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("Prepare took %v to give up", took)
+	}
+	sameHost(t, before)
+}
+
+// A prepared jail's Input.Stdin is opened as a one-shot run's: nothing in
+// /proc (this process's own environment, here), and a regular file's bytes
+// reach the program. It was opened with os.Open, unchecked.
+func TestPreparedStdin(t *testing.T) {
+	p, before := baseline(t, 1)
+	file := t.TempDir() + "/in.txt"
+	if err := os.WriteFile(file, []byte("from a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(file), 0o755)
+	for _, tc := range []struct {
+		stdin, stdout string
+		status        jail.Status
+		error         string
+	}{
+		{"/proc/self/environ", "", jail.StatusInvalidInput, "--stdin /proc/self/environ is in /proc or /sys"},
+		{file, "from a file\n", jail.StatusOK, ""},
+	} {
+		pj, err := jail.Prepare(context.Background(), &p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := pj.Run(context.Background(), jail.Input{Program: "/bin/cat", Stdin: tc.stdin})
+		pj.Wait()
+		if r.Status != tc.status || r.Stdout != tc.stdout || !strings.HasPrefix(r.Error, tc.error) {
+			t.Errorf("stdin %s: %s, stdout %q, error %q; want %s, %q, %q", tc.stdin, r.Status, r.Stdout, r.Error, tc.status, tc.stdout, tc.error)
+		}
 	}
 	sameHost(t, before)
 }

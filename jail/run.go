@@ -560,64 +560,43 @@ func openStdin(ctx context.Context, path string, wait time.Duration) (int, error
 	return m, nil
 }
 
-// openFIFO opens the FIFO at self (a /proc/self/fd link) for reading,
-// which waits for a writer, for no longer than wait or ctx. Waiting, the
-// open counts as the FIFO's reader: at the deadline a writer opened here
-// without waiting, and closed at once, ends it.
+// openFIFO opens the FIFO at self (a /proc/self/fd link) for reading, and
+// waits, for no longer than wait or ctx, until a writer has written to it
+// or has come and gone (EOF): a reader opened without waiting sees no
+// writer come, only its data or its close. The program gets the reader,
+// blocking again.
 func openFIFO(ctx context.Context, path, self string, wait time.Duration) (int, error) {
-	type opened struct {
-		fd  int
-		err error
+	fd, err := unix.Open(self, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
-	got := make(chan opened, 1)
-	go func() {
-		fd, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		got <- opened{fd, err}
-	}()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	var why string
-	select {
-	case o := <-got:
-		if o.err != nil {
-			return -1, fmt.Errorf("--stdin %s: %w", path, o.err)
-		}
-		return o.fd, nil
-	case <-timer.C:
-		why = fmt.Sprintf("no writer opened the FIFO within the wall-clock limit (%v): start its writer before gojail, or give a file", wait)
-	case <-ctx.Done():
-		why = fmt.Sprintf("stopped while waiting for the FIFO's writer: %v", context.Cause(ctx))
-	}
+	deadline := time.Now().Add(wait)
 	for {
-		// ENXIO until the reader's open is under way, a moment after
-		// the goroutine starts.
-		w, err := unix.Open(self, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err == nil {
-			unix.Close(w)
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		left := time.Until(deadline)
+		if left <= 0 {
+			unix.Close(fd)
+			return -1, fmt.Errorf("--stdin %s: no writer wrote to the FIFO (or closed it) within the wall-clock limit (%v): start its writer before gojail, or give a file", path, wait)
+		}
+		if err := ctx.Err(); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("--stdin %s: stopped while waiting for the FIFO's writer: %w", path, err)
+		}
+		// ctx is looked at every 50 ms.
+		n, err := unix.Poll(pfd, int(min(left, 50*time.Millisecond)/time.Millisecond)+1)
+		if err != nil && err != unix.EINTR {
+			unix.Close(fd)
+			return -1, fmt.Errorf("--stdin %s: poll: %w", path, err)
+		}
+		if n > 0 {
 			break
 		}
-		select {
-		case o := <-got: // a writer came meanwhile, or the open failed
-			got <- o
-		case <-time.After(time.Millisecond):
-			if err != unix.ENXIO && err != unix.EINTR {
-				// The goroutine's open is left to end when a writer
-				// comes, and its descriptor to close then.
-				go func() {
-					if o := <-got; o.err == nil {
-						unix.Close(o.fd)
-					}
-				}()
-				return -1, fmt.Errorf("--stdin %s: %s (and its wait could not be ended: %v)", path, why, err)
-			}
-			continue
-		}
-		break
 	}
-	if o := <-got; o.err == nil {
-		unix.Close(o.fd)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
-	return -1, fmt.Errorf("--stdin %s: %s", path, why)
+	return fd, nil
 }
 
 // keep records fd for closing and moves it to 3 or above.

@@ -172,7 +172,7 @@ except OSError:
 		o := py(t, "print(1)", "--timeout", "300ms", "--stdin", fifo)
 		took := time.Since(start)
 		o.want(t, jail.StatusInvalidInput, 125)
-		if want := "--stdin " + fifo + ": no writer opened the FIFO within the wall-clock limit (300ms)"; !strings.HasPrefix(o.res.Error, want) {
+		if want := "--stdin " + fifo + ": no writer wrote to the FIFO (or closed it) within the wall-clock limit (300ms)"; !strings.HasPrefix(o.res.Error, want) {
 			t.Errorf("error %q, want it to start %q", o.res.Error, want)
 		}
 		if took < 300*time.Millisecond || took > 5*time.Second {
@@ -180,7 +180,8 @@ except OSError:
 		}
 	})
 	// The FIFO and a device reach the program blocking, as a shell's < would
-	// give them (the run opens them without waiting first).
+	// give them (the run opens the FIFO without waiting, and waits for its
+	// writer's data).
 	t.Run("--stdin FIFO and device are blocking", func(t *testing.T) {
 		fifo := filepath.Join(dir, "slow")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -188,7 +189,7 @@ except OSError:
 		}
 		go func() {
 			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-				time.Sleep(200 * time.Millisecond) // the program reads before this
+				time.Sleep(200 * time.Millisecond) // the run waits for this
 				f.WriteString("late\n")
 				f.Close()
 			}
