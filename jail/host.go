@@ -167,7 +167,9 @@ func countJailCPUs() int {
 var cpuBound = sync.OnceValue(func() int {
 	if b, err := limits.ReadFile("/sys/devices/system/cpu/possible"); err == nil {
 		if n := countCPUs(strings.TrimSpace(string(b))); n > 0 {
-			return n
+			// A /sys of a container's own could list fewer than this
+			// process runs on.
+			return max(n, runtime.NumCPU())
 		}
 	}
 	return maskBound()

@@ -12,8 +12,8 @@ import (
 )
 
 // validate's list of the files the jail makes itself, which a policy may
-// neither bind over nor use as its work directory, is this plan's: every
-// file, link and device the root gets in /etc and /dev, and nothing more.
+// neither bind over nor use as its work directory, holds every file, link
+// and device the plan puts in /etc and /dev.
 func TestMadeByJail(t *testing.T) {
 	p, err := policy.Preset("python")
 	if err != nil {

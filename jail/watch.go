@@ -95,7 +95,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	streams := [3]stream{
 		{fd: stdoutR, limit: int64(l.Output)},
 		{fd: stderrR, limit: int64(l.Output)},
-		{fd: reportR, limit: 1 << 16}, // a few 24-byte records
+		{fd: reportR, limit: 1 << 16}, // a few 48-byte records
 	}
 	// Besides the streams: the socket that brings the filter's listener,
 	// then the listener itself.

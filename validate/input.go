@@ -19,7 +19,14 @@ import (
 // a readable regular file no larger than limits.code_size, and hold no NUL
 // byte unless the policy runs binaries.
 func File(path string, p *policy.Policy) ([]byte, error) {
-	// O_NONBLOCK: a FIFO's open would wait for a writer.
+	// Looked at before it is opened: opening a device, or a FIFO that has
+	// a writer (which its close would then give SIGPIPE), is not harmless.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	} else if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	// O_NONBLOCK: a FIFO swapped in meanwhile would wait for a writer.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
@@ -30,16 +37,7 @@ func File(path string, p *policy.Policy) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
 	if !st.Mode().IsRegular() {
-		kind := "not a regular file"
-		switch {
-		case st.IsDir():
-			kind = "a directory"
-		case st.Mode()&os.ModeNamedPipe != 0:
-			kind = "a FIFO"
-		case st.Mode()&os.ModeDevice != 0:
-			kind = "a device"
-		}
-		return nil, fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", path, kind)
+		return nil, notRegular(path, st.Mode())
 	}
 	// Read one byte past the limit so a file that grew meanwhile is caught too.
 	data, err := io.ReadAll(io.LimitReader(f, int64(p.Limits.CodeSize)+1))
@@ -50,6 +48,19 @@ func File(path string, p *policy.Policy) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+func notRegular(path string, mode os.FileMode) error {
+	kind := "not a regular file"
+	switch {
+	case mode.IsDir():
+		kind = "a directory"
+	case mode&os.ModeNamedPipe != 0:
+		kind = "a FIFO"
+	case mode&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", path, kind)
 }
 
 // Code checks submitted code (a file's content or -c CODE) against the policy.

@@ -221,7 +221,14 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 		for {
 			var part []byte
 			part, err = in.ReadSlice('\n')
-			if line.over > 0 || len(line.b)+len(part) > max+1 { // +1: the newline
+			// The line's own bytes, without its newline or a CR before it.
+			content := len(part)
+			if bytes.HasSuffix(part, []byte("\r\n")) {
+				content -= 2
+			} else if bytes.HasSuffix(part, []byte("\n")) {
+				content--
+			}
+			if line.over > 0 || len(line.b)+content > max {
 				line.over += len(line.b) + len(part)
 				line.b = nil
 			} else {
