@@ -147,7 +147,12 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 			pj.giveUp()
 			return Failed(StatusInvalidInput, err)
 		}
+		// Non-blocking, so that os.NewFile puts a FIFO or a device under
+		// the runtime's poller and the run's end can stop the copy (a
+		// FIFO's writer may never close it).
+		unix.SetNonblock(fd, true)
 		f := os.NewFile(uintptr(fd), in.Stdin)
+		defer f.Close()
 		go func(w int) { // a writer of its own: the program may read slowly
 			defer f.Close()
 			defer syscall.Close(w)

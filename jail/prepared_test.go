@@ -112,3 +112,47 @@ func TestPreparedStdin(t *testing.T) {
 	}
 	sameHost(t, before)
 }
+
+// A FIFO as a prepared jail's stdin whose writer never closes it: the copy
+// into the jail ends with the run (it held the FIFO, the stdin pipe and a
+// thread until the writer closed).
+func TestPreparedStdinFIFOHeldOpen(t *testing.T) {
+	p, _ := baseline(t, 1)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	fifo := dir + "/in"
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fds := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		return len(ents)
+	}
+	before := fds()
+	opened := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			w.WriteString("x\n")
+		}
+		opened <- w
+	}()
+	pj, err := jail.Prepare(context.Background(), &p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pj.Run(context.Background(), jail.Input{Program: "/usr/bin/head", Args: []string{"-c", "2"}, Stdin: fifo})
+	pj.Wait()
+	w := <-opened
+	defer w.Close()
+	if r.Status != jail.StatusOK || r.Stdout != "x\n" {
+		t.Fatalf("%s %q, stdout %q", r.Status, r.Error, r.Stdout)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for fds() > before+1 && time.Now().Before(deadline) { // +1: the writer's
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := fds(); n > before+1 {
+		t.Fatalf("%d descriptors open after the run, %d before it and the writer's: the copy still holds the FIFO", n, before+1)
+	}
+}

@@ -688,6 +688,16 @@ func (s *supervisor) reap() {
 // init is asked first, so that it kills and reaps every process and their
 // usage is counted; if it has not ended within a second, it is killed, which
 // makes the kernel kill every process of its pid namespace.
+// ended records why the jail would have been killed, once it has ended by
+// itself: the verdict's reason, without the kill.
+func (s *supervisor) ended(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killed == "" {
+		s.killed = reason
+	}
+}
+
 func (s *supervisor) kill(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

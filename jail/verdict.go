@@ -67,12 +67,18 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		return
 	}
 	ws := syscall.WaitStatus(exit.Status)
-	if killed == killSyscall {
-		// The program ended by itself before the kill reached it, after
-		// a call the filter kills (which never ran): its own exit code or
-		// signal, and the call's verdict.
+	switch killed {
+	// The program ended by itself before the kill reached it, after a
+	// call the filter kills (which never ran), or past the output limit
+	// with output_action kill: its own exit code or signal, and that
+	// verdict.
+	case killSyscall:
 		defer func() {
 			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked+" (the program ended by itself before it was killed)"
+		}()
+	case killOutput:
+		defer func() {
+			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded (the program ended by itself before it was killed)", l.Output)
 		}()
 	}
 	defer s.memoryVerdict(r, usage)

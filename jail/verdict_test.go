@@ -24,6 +24,7 @@ func TestVerdictKilledCallBeforeOwnExit(t *testing.T) {
 	}{
 		{"", StatusRuntimeError, ""},
 		{killSyscall, StatusSyscallBlocked, "blocked getcwd: the seccomp policy kills it (the program ended by itself before it was killed)"},
+		{killOutput, StatusOutputLimit, "output limit of 1MiB per stream exceeded (the program ended by itself before it was killed)"},
 	} {
 		s := &supervisor{p: &p, blocked: "getcwd: the seccomp policy kills it"}
 		r := &Result{ExitCode: -1}

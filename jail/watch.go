@@ -66,6 +66,12 @@ func putChunk(b []byte) {
 // the jail does; init kills and reaps the whole tree before it exits.
 func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	stdoutR, stderrR, reportR, notifyR := fds.stdoutR, fds.stderrR, fds.reportR, fds.notifyR
+	// The output pipes are read without blocking: a jail whose processes
+	// run as the caller (rootless) can open its own stdout for reading
+	// (/proc/self/fd/1) and take the bytes between a poll and the read,
+	// which would then wait, and with it the wall clock.
+	unix.SetNonblock(stdoutR, true)
+	unix.SetNonblock(stderrR, true)
 	l := &s.p.Limits
 	// What a short run need not start, since each goroutine here would wake
 	// a thread while the jail's setup has the other core: the watcher of
@@ -127,7 +133,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		if streams[2].fd < 0 || hasFinalReport(streams[2].buf) {
 			for i := range streams[:2] {
 				if s.drain(&streams[i], chunk) && l.OutputAction == policy.OutputKill {
-					s.kill(killOutput)
+					s.ended(killOutput) // past the limit: the jail has ended already
 				}
 			}
 			break

@@ -404,6 +404,18 @@ func TestOutputLimit(t *testing.T) {
 			t.Fatalf("stdout %q (truncated %v, %d bytes written), want 98 a's, truncated, 102", o.res.Stdout, o.res.StdoutTruncated, o.res.StdoutBytes)
 		}
 	})
+	// Past the limit with output_action kill is output_limit even when the
+	// program has exited before the supervisor reads the excess (1 of 6
+	// runs said ok).
+	t.Run("output_action kill, the program gone before the excess is read", func(t *testing.T) {
+		pol := writeFile(t, tempDir(t), "kill.toml", "base = \"python\"\n[limits]\noutput = \"4KiB\"\noutput_action = \"kill\"\n", 0o644)
+		for i := 0; i < 10; i++ {
+			o := gojail(t, "--policy", pol, "-c", "import os; os.write(1, b'x' * 8192)")
+			if o.res.Status != jail.StatusOutputLimit || len(o.res.Stdout) != 4096 || !o.res.StdoutTruncated {
+				t.Fatalf("run %d: %s (%s), kept %d bytes, truncated %v", i, o.res.Status, o.res.Error, len(o.res.Stdout), o.res.StdoutTruncated)
+			}
+		}
+	})
 	t.Run("file size limit", func(t *testing.T) {
 		o := gojail(t, "--policy", "bash", "-c", "exec head -c 20000000 /dev/zero > /tmp/big")
 		o.want(t, jail.StatusOutputLimit, 128+25)
