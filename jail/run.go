@@ -499,9 +499,9 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 // let the program reopen it for writing through /proc/self/fd/0, or chmod
 // it, with the permissions of the jail's user on the host (rootless, the
 // caller, who usually owns it). The file is checked through an O_PATH
-// descriptor, then opened through it: a FIFO's open, which waits for a
-// writer as a shell's `<` does, waits no longer than wait (the run's
-// wall-clock limit) or ctx.
+// descriptor, then opened through it; a FIFO is waited for until its
+// writer writes or closes it, no longer than wait (the run's wall-clock
+// limit) or ctx (openFIFO).
 func openStdin(ctx context.Context, path string, wait time.Duration) (int, error) {
 	at, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
 		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
