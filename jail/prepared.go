@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
 )
 
 // Prepared is a jail made ahead of its program, for many runs in a row (a
@@ -34,6 +35,9 @@ type Prepared struct {
 // waits until its setup is done, or ctx is done. log, when set, is told
 // every step.
 func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {
+	if err := validate.Structure(p); err != nil {
+		return nil, err
+	}
 	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true, debug: log != nil}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
@@ -123,6 +127,10 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	}
 	s := pj.s
 	s.in = in
+	if err := checkInput(s.p, &in); err != nil {
+		pj.giveUp()
+		return Failed(StatusInvalidInput, err)
+	}
 	cmd, err := pj.command(in)
 	if err != nil {
 		pj.giveUp()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/gojail/gojail/jail/seccomp"
 	"github.com/gojail/gojail/limits"
 	"github.com/gojail/gojail/policy"
+	"github.com/gojail/gojail/validate"
 )
 
 // Input is what one run executes.
@@ -58,6 +60,10 @@ type Input struct {
 // reports what happened. It always returns a result; setup failures are
 // internal_error (or invalid_input when the input itself is at fault).
 func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
+	if err := checkInput(p, &in); err != nil {
+		in.Early.Discard()
+		return Failed(StatusInvalidInput, err)
+	}
 	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}, debug: in.Log != nil}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
@@ -75,6 +81,30 @@ func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
 		res.Enforced = s.enforced
 	}
 	return res
+}
+
+// checkInput refuses what a library caller could pass that the command
+// line never does: a policy that fails the checks that read nothing of the
+// host (validate.Structure: a run.file of "../.." would be written outside
+// the jail's root), NUL bytes, and a program named by a path that is not
+// a clean absolute one, or that is in /proc or /dev (/proc/self/exe, at
+// pid 2's execve, is this process's own executable; validate.Program,
+// which the command line runs, also resolves it within the binds).
+func checkInput(p *policy.Policy, in *Input) error {
+	if err := validate.Structure(p); err != nil {
+		return err
+	}
+	for _, a := range in.Args {
+		if strings.ContainsRune(a, 0) {
+			return errors.New("an argument holds a NUL byte")
+		}
+	}
+	if pr := in.Program; pr != "" {
+		if !filepath.IsAbs(pr) || filepath.Clean(pr) != pr || strings.ContainsRune(pr, 0) || strings.HasPrefix(pr, "/proc/") || strings.HasPrefix(pr, "/dev/") {
+			return fmt.Errorf("program %q: give a clean absolute path inside the jail's binds, not in /proc or /dev", pr)
+		}
+	}
+	return nil
 }
 
 // invalidError marks an error that is the input's fault, not gojail's.

@@ -27,6 +27,22 @@ var policyChecks = []check{
 	checkSeccomp,
 }
 
+// Structure runs the checks of p that read nothing of the host: its
+// command, paths, identity, environment, limits and network (not its binds
+// or its seccomp rules, whose names need the filter's tables). The jail
+// package runs them itself, for a library caller that did not validate:
+// an unchecked run.file could name a path outside the jail's root.
+func Structure(p *policy.Policy) error {
+	if p == nil {
+		return errors.New("no policy")
+	}
+	var errs []error
+	for _, c := range []check{checkCommand, checkRunPaths, checkIdentity, checkEnv, checkLimits, checkNet} {
+		errs = append(errs, c(p)...)
+	}
+	return errors.Join(errs...)
+}
+
 // Policy runs every check on p, including that the host paths it binds
 // exist, and joins all problems into one error.
 func Policy(p *policy.Policy) error {
@@ -44,6 +60,11 @@ func checkCommand(p *policy.Policy) []error {
 	c := p.Run.Command[0]
 	if c != "{file}" && !filepath.IsAbs(c) {
 		return []error{fmt.Errorf("run.command[0] %q is not an absolute path: the jail has no PATH lookup for the interpreter", c)}
+	}
+	for i, a := range p.Run.Command {
+		if strings.ContainsRune(a, 0) {
+			return []error{fmt.Errorf("run.command[%d] holds a NUL byte", i)}
+		}
 	}
 	return nil
 }
