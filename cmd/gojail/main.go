@@ -47,6 +47,8 @@ func main() {
 		Version:         version,
 		HideVersion:     true,
 		HideHelpCommand: true,
+		// One --env is one KEY=VALUE, verbatim: a value may hold commas.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(),
 			batchCommand(),

@@ -36,7 +36,7 @@ func runCommand() *cli.Command {
 			stringFlag(&cli.StringFlag{Name: "pids", Usage: "most processes and threads alive at once"}),
 			stringFlag(&cli.StringFlag{Name: "output-limit", Usage: "bytes kept of each of stdout and stderr, e.g. 64KiB"}),
 			stringFlag(&cli.StringFlag{Name: "net", Usage: "none, loopback or host"}),
-			sliceFlag(&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)"}),
+			sliceFlag(&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)", KeepSpace: true}),
 			boolFlag(&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"}),
 			boolFlag(&cli.BoolFlag{Name: "seccomp-log", Usage: "record every system call the seccomp policy refuses (in the JSON result's seccomp_log, else on stderr), answering each as the policy would"}),
 		},

@@ -206,6 +206,15 @@ except OSError:
 			t.Errorf("/dev/null: stdout %q, want a blocking stdin at EOF", o.res.Stdout)
 		}
 	})
+	// One --env is one variable, verbatim: urfave/cli split a value at its
+	// commas (X=a,B=c set B too) and trimmed its spaces.
+	t.Run("--env values with commas and spaces", func(t *testing.T) {
+		o := py(t, "import os; print(repr(os.environ.get('X')), repr(os.environ.get('Y')), 'B' in os.environ)", "--env", "X=-O2,-g,B=c", "--env", "Y= a ")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "'-O2,-g,B=c' ' a ' False\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
 	t.Run("the caller's stdin does not reach the jail", func(t *testing.T) {
 		o := gojailWith(t, runOpts{stdin: "from the caller"}, "-c", "import sys; print(repr(sys.stdin.read()))")
 		o.want(t, jail.StatusOK, 0)
