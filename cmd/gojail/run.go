@@ -93,8 +93,8 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 
 	ref := c.String("policy")
 	switch {
-	case hasCode && program:
-		return nil, in, errors.New("-c and -- cannot be combined: give inline code or a program, not both")
+	// With -c, "--" comes before the code's arguments, so that one may
+	// start with '-' (-c CODE -- -v): there is no program to name then.
 	case ref != "":
 	case hasCode:
 		ref = "python"

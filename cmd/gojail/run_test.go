@@ -206,6 +206,15 @@ except OSError:
 			t.Errorf("/dev/null: stdout %q, want a blocking stdin at EOF", o.res.Stdout)
 		}
 	})
+	// -c CODE -- ARGS: arguments that start with '-' (they were refused as
+	// flags, and -- with -c as a program).
+	t.Run("-c CODE -- ARGS", func(t *testing.T) {
+		o := gojail(t, "-c", "import sys; print(sys.argv[1:])", "--", "-v", "--help", "x")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "['-v', '--help', 'x']\n" {
+			t.Fatalf("stdout %q", o.res.Stdout)
+		}
+	})
 	// One --env is one variable, verbatim: urfave/cli split a value at its
 	// commas (X=a,B=c set B too) and trimmed its spaces.
 	t.Run("--env values with commas and spaces", func(t *testing.T) {
