@@ -31,7 +31,8 @@ type Prepared struct {
 	taken atomic.Bool   // Run or Close has the jail: the other does nothing
 }
 
-// Prepare makes a jail for policy p, which the caller has validated, and
+// Prepare makes a jail for policy p, which the caller has validated (as
+// for Run; Prepare refuses a policy that fails validate.Structure), and
 // waits until its setup is done, or ctx is done. log, when set, is told
 // every step.
 func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args ...any)) (*Prepared, error) {

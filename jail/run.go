@@ -56,9 +56,12 @@ type Input struct {
 	Early *Early
 }
 
-// Run runs in in a jail under policy p, which the caller has validated, and
-// reports what happened. It always returns a result; setup failures are
-// internal_error (or invalid_input when the input itself is at fault).
+// Run runs in in a jail under policy p and reports what happened. The
+// caller validates p (validate.Policy, which also checks its binds and
+// seccomp rules on the host); Run itself refuses, as invalid_input, what
+// would be unsafe unchecked (checkInput). It always returns a result;
+// setup failures are internal_error (or invalid_input when the input
+// itself is at fault).
 func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
 	if err := checkInput(p, &in); err != nil {
 		in.Early.Discard()
