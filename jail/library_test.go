@@ -13,7 +13,8 @@ import (
 // The library checks what the command line checks before it, where a miss
 // would be unsafe or a panic: run.file of "../.." wrote the submitted file
 // on the host, outside the jail's root; NUL bytes and an empty command
-// panicked; /proc/self/exe ran this process's own executable in the jail.
+// panicked; /proc/self/exe ran this process's own executable in the jail;
+// a bind of /etc/passwd showed the host's instead of the jail's own.
 func TestLibraryRefusesUnchecked(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o777) // writable by the jail's host user, were it reached
@@ -28,6 +29,7 @@ func TestLibraryRefusesUnchecked(t *testing.T) {
 		{"no policy", nil, jail.Input{Code: []byte("print(1)")}, "no policy"},
 		{"empty command", func(p *policy.Policy) { p.Run.Command = nil }, jail.Input{Code: []byte("print(1)")}, "run.command is empty"},
 		{"uid 0", func(p *policy.Policy) { p.Run.UID = 0 }, jail.Input{Code: []byte("print(1)")}, "never root"},
+		{"a bind over the jail's /etc/passwd", func(p *policy.Policy) { p.FS.ReadOnly = append(p.FS.ReadOnly, "/etc/passwd") }, jail.Input{Code: []byte("print(1)")}, "a file the jail writes itself"},
 		{"NUL in an argument", nil, jail.Input{Code: []byte("print(1)"), Args: []string{"a\x00b"}}, "NUL byte"},
 		{"NUL in the command", func(p *policy.Policy) { p.Run.Command = []string{"/usr/bin/python3", "a\x00b"} }, jail.Input{Code: []byte("print(1)")}, "NUL byte"},
 		{"/proc/self/exe as the program", nil, jail.Input{Program: "/proc/self/exe"}, "not in /proc or /dev"},

@@ -60,10 +60,12 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	// Read-only binds of host paths, parents before children.
 	ro := append([]string(nil), p.FS.ReadOnly...)
 	sort.Strings(ro)
-	bound := map[string]bool{}
 	var binds validate.Binds // the mount table read once, for all of them
 	for _, src := range ro {
 		src = filepath.Clean(src)
+		if validate.MadeByJail(src) {
+			return nil, validate.OwnFileBind(src) // /etc/passwd, say: the jail's own
+		}
 		st, err := os.Lstat(src)
 		if err != nil {
 			return nil, fmt.Errorf("fs.ro %s: %w", src, err)
@@ -96,20 +98,18 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 			}
 		}
 		b.made[rel] = true
-		bound[rel] = true
 	}
 
 	// /etc holds only what the policy binds, plus a passwd, group and hosts
-	// that name the jail's own user and host, never the host's.
+	// that name the jail's own user and host, never the host's (which no
+	// bind replaces: see above).
 	b.dir("etc", 0o755)
 	for name, text := range map[string]string{
 		"etc/passwd": fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nsandbox:x:%d:%d:sandbox:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n", p.Run.UID, p.Run.GID, p.Run.Workdir),
 		"etc/group":  fmt.Sprintf("root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", p.Run.GID),
 		"etc/hosts":  fmt.Sprintf("127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t%s\n", p.Run.Hostname),
 	} {
-		if !bound[name] {
-			b.add(mountOp{kind: opFile, path: cstr(name), data: []byte(text), mode: 0o444, desc: "/" + name})
-		}
+		b.add(mountOp{kind: opFile, path: cstr(name), data: []byte(text), mode: 0o444, desc: "/" + name})
 	}
 
 	// A minimal /dev: the harmless character devices bound from the host

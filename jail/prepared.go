@@ -128,7 +128,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	}
 	s := pj.s
 	s.in = in
-	if err := checkInput(s.p, &in); err != nil {
+	if err := checkArgs(&in); err != nil {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
 	}

@@ -97,6 +97,12 @@ func checkInput(p *policy.Policy, in *Input) error {
 	if err := validate.Structure(p); err != nil {
 		return err
 	}
+	return checkArgs(in)
+}
+
+// checkArgs is checkInput's part for the input alone: a prepared jail's
+// policy was checked when it was made.
+func checkArgs(in *Input) error {
 	for _, a := range in.Args {
 		if strings.ContainsRune(a, 0) {
 			return errors.New("an argument holds a NUL byte")

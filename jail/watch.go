@@ -127,10 +127,10 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		// read for what they hold then (drain), not to their EOF. The
 		// init's own exit (the namespaces' teardown) need not be waited for
 		// when it has reported.
-		if streams[2].fd < 0 && !hasFinalReport(streams[2].buf) {
-			s.waitInit(&ws, &ru) // its files close before its namespace is emptied
-		}
-		if streams[2].fd < 0 || hasFinalReport(streams[2].buf) {
+		if reported := hasFinalReport(streams[2].buf); reported || streams[2].fd < 0 {
+			if !reported {
+				s.waitInit(&ws, &ru) // its files close before its namespace is emptied
+			}
 			for i := range streams[:2] {
 				if s.drain(&streams[i], chunk) && l.OutputAction == policy.OutputKill {
 					s.ended(killOutput) // past the limit: the jail has ended already
@@ -484,7 +484,7 @@ func (s *supervisor) drain(st *stream, chunk []byte) (over bool) {
 func hasFinalReport(b []byte) bool {
 	size := int(unsafe.Sizeof(report{}))
 	for ; len(b) >= size; b = b[size:] {
-		if k := (*report)(unsafe.Pointer(&b[0])).Kind; k == reportExit || k == reportKilled {
+		if isFinal((*report)(unsafe.Pointer(&b[0])).Kind) {
 			return true
 		}
 	}
@@ -495,12 +495,15 @@ func hasFinalReport(b []byte) bool {
 // its kill on request; nil if there is none yet.
 func finalReport(reps []report) *report {
 	for i := range reps {
-		if reps[i].Kind == reportExit || reps[i].Kind == reportKilled {
+		if isFinal(reps[i].Kind) {
 			return &reps[i]
 		}
 	}
 	return nil
 }
+
+// isFinal tells the init's last word on the program from its other reports.
+func isFinal(kind uint32) bool { return kind == reportExit || kind == reportKilled }
 
 // waitInit reaps the jail's init, once.
 func (s *supervisor) waitInit(ws *syscall.WaitStatus, ru *syscall.Rusage) {

@@ -103,6 +103,12 @@ func MadeByJail(path string) bool {
 	return false
 }
 
+// OwnFileBind is the error for a read-only bind of path, one of the files
+// the jail makes itself (MadeByJail).
+func OwnFileBind(path string) error {
+	return fmt.Errorf("fs.ro entry %s is a file the jail writes itself (its user and host, never the host's): remove it from the policy", path)
+}
+
 func checkIdentity(p *policy.Policy) []error {
 	var errs []error
 	if h := p.Run.Hostname; !onlyChars(h, "-", 63) || h[0] == '-' {
@@ -189,7 +195,7 @@ func checkFS(p *policy.Policy) []error {
 		case reserved(clean) || under(clean, "/proc") || under(clean, "/sys") || under(clean, "/dev"):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /proc, /sys or /dev, or a directory the jail builds itself: host kernel interfaces are never bound", clean))
 		case MadeByJail(clean):
-			errs = append(errs, fmt.Errorf("fs.ro entry %s is a file the jail writes itself (its user and host, never the host's): remove it from the policy", clean))
+			errs = append(errs, OwnFileBind(clean))
 		case under(clean, "/tmp"):
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is inside /tmp, which the jail mounts as its own tmpfs: bind it from another place", clean))
 		case under(clean, p.Run.Workdir) || under(p.Run.Workdir, clean):
