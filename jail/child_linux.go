@@ -810,6 +810,10 @@ func childProgram(c *childPlan) {
 	// that keeps the program below that number.
 	if c.filter != nil {
 		step = stepNotifySocket
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCNTL, c.notifyFd, syscall.F_GETFD, 0); e1 != syscall.EBADF {
+			e1 = syscall.EBUSY // taken: dup3 would close it
+			goto fail
+		}
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(c.notifySock), c.notifyFd, syscall.O_CLOEXEC); e1 != 0 {
 			goto fail
 		}

@@ -65,9 +65,18 @@ func (s *supervisor) filter() error {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("getrlimit: %w", err)
 	}
-	s.plan.notifyFd = uintptr(min(lim.Cur, 65536) - 1)
-	if uint64(s.p.Limits.OpenFiles) >= uint64(s.plan.notifyFd) {
-		return &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE", s.p.Limits.OpenFiles, s.plan.notifyFd)}
+	// The listener's socket goes to the program's RLIMIT_NOFILE, the first
+	// number the program can never have (its hard limit is the same), or
+	// above the descriptors of the jail's process when one is higher (a
+	// caller with many files open) and those it receives (fewer than 64).
+	// Not higher: the process's descriptor table grows to hold it, and each
+	// execve and exit goes through the table (at 19,999, 32,768 entries:
+	// 0.05 ms). pid 2 checks that the number is free.
+	c := s.plan
+	hi := max(c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[0], c.stdio[1], c.stdio[2], c.notifySock, c.goR)
+	s.plan.notifyFd = uintptr(max(s.p.Limits.OpenFiles, hi+1, 64))
+	if uint64(s.plan.notifyFd) >= lim.Cur {
+		return &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE (raise it with ulimit -n)", s.p.Limits.OpenFiles, lim.Cur)}
 	}
 	prog, err := s.compiledFilter()
 	if err != nil {

@@ -166,6 +166,43 @@ print(sorted(int(x) for x in os.listdir('/proc/self/fd') if os.path.exists('/pro
 	}
 }
 
+// The filter's listener comes back on a socket at the program's
+// RLIMIT_NOFILE (open_files, 256 here): a number the program can never
+// have. A caller with that many files open gives the jail higher numbers,
+// and the socket then goes above them: one of these runs has a jail's
+// descriptor at 256 itself.
+func TestListenerSocketNumber(t *testing.T) {
+	f, err := os.Open("/etc/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for n := 236; n <= 256; n += 2 {
+		extra := make([]*os.File, n)
+		for i := range extra {
+			extra[i] = f
+		}
+		o := gojailWith(t, runOpts{extraFiles: extra}, "-c", `
+import os, fcntl
+print(sorted(int(x) for x in os.listdir('/proc/self/fd') if os.path.exists('/proc/self/fd/' + x)))
+for fd in (255, 256, 1 << 16):
+    try:
+        os.dup2(0, fd)
+        print(fd, 'ok')
+    except OSError as e:
+        print(fd, e.strerror)
+try:
+    fcntl.fcntl(0, fcntl.F_DUPFD, 256)
+except OSError as e:
+    print('F_DUPFD 256', e.strerror)`)
+		o.want(t, jail.StatusOK, 0)
+		want := "[0, 1, 2]\n255 ok\n256 Bad file descriptor\n65536 Bad file descriptor\nF_DUPFD 256 Invalid argument\n"
+		if o.res.Stdout != want {
+			t.Fatalf("with %d files open: stdout %q, want %q", n, o.res.Stdout, want)
+		}
+	}
+}
+
 func TestCallerEnvironmentInvisible(t *testing.T) {
 	o := gojailWith(t, runOpts{env: []string{"GOJAIL_TEST_SECRET=s3cr3t"}}, "-c", `
 import os
