@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/jail"
 	"github.com/gojail/gojail/policy"
@@ -150,7 +151,7 @@ func batchAction(c *cli.Context) error {
 	var readErr error
 	go func() {
 		defer close(lines)
-		readErr = readLines(ctx, os.Stdin, maxRequest, lines) // read after lines is closed
+		readErr = readLines(ctx, readable(os.Stdin), maxRequest, lines) // read after lines is closed
 	}()
 	failed := false
 	programs := programCache{}
@@ -159,6 +160,7 @@ func batchAction(c *cli.Context) error {
 	for {
 		var line requestLine
 		var ok bool
+		waiting := time.Now()
 		select {
 		case line, ok = <-lines:
 		case <-ctx.Done():
@@ -166,7 +168,13 @@ func batchAction(c *cli.Context) error {
 		if !ok || ctx.Err() != nil {
 			break
 		}
-		t0 := time.Now()
+		// The latency runs from when the request was read or, if it was
+		// read while the previous one ran, from when that one's result
+		// was written.
+		t0 := line.at
+		if t0.Before(waiting) {
+			t0 = waiting
+		}
 		var r *jail.Result
 		var pj *jail.Prepared
 		var used bool
@@ -208,6 +216,7 @@ const maxRequest = 32 << 20
 type requestLine struct {
 	b    []byte
 	over int
+	at   time.Time // when its last byte was read
 }
 
 // readLines sends r's lines to lines until r ends (nil) or fails, or ctx is
@@ -245,6 +254,7 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 			return nil
 		}
 		line.b = bytes.TrimSuffix(bytes.TrimSuffix(line.b, []byte("\n")), []byte("\r"))
+		line.at = time.Now()
 		select {
 		case lines <- line:
 		case <-ctx.Done():
@@ -358,3 +368,58 @@ func (c programCache) check(name string, p *policy.Policy) (string, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// readable reads f (the batch's input) only once it is readable, so that
+// the reader waits in Go's poller: a read blocked in the kernel holds the
+// one P (GOMAXPROCS is 1) until the runtime's monitor takes it back, and
+// the request just passed on waited for that, 0.3 ms. The wait is on an
+// epoll set of ours that the runtime's poller watches; f's own flags,
+// shared with the caller, are left as they are. A regular file or
+// /dev/null, which epoll refuses, is read directly: its reads do not wait.
+func readable(f *os.File) io.Reader {
+	fd := -1
+	if sc, err := f.SyscallConn(); err == nil { // not f.Fd(), which would make it blocking
+		sc.Control(func(u uintptr) { fd = int(u) })
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return f
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN}); err != nil {
+		unix.Close(ep)
+		return f
+	}
+	unix.SetNonblock(ep, true)
+	epf := os.NewFile(uintptr(ep), "epoll")
+	rc, err := epf.SyscallConn()
+	if err != nil {
+		epf.Close()
+		return f
+	}
+	return &readableReader{f: f, ep: epf, rc: rc}
+}
+
+type readableReader struct {
+	f  *os.File
+	ep *os.File // kept open: the runtime's poller watches it
+	rc syscall.RawConn
+	ev [1]unix.EpollEvent
+}
+
+func (r *readableReader) Read(b []byte) (int, error) {
+	var err error
+	ready := func(ep uintptr) bool {
+		n := 0
+		for n, err = unix.EpollWait(int(ep), r.ev[:], 0); err == unix.EINTR; {
+			n, err = unix.EpollWait(int(ep), r.ev[:], 0)
+		}
+		return n > 0 || err != nil
+	}
+	if werr := r.rc.Read(ready); werr != nil {
+		return 0, werr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return r.f.Read(b)
+}

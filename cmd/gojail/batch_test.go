@@ -417,3 +417,38 @@ func TestProgramTimerSlack(t *testing.T) {
 		t.Fatalf("the programs' timer slack: %v, want all %d the same (gojail's main thread: %q)", got, n, want)
 	}
 }
+
+// readable reads what a pipe brings, to its EOF, waiting in Go's poller;
+// what epoll cannot watch (a regular file, /dev/null) is read directly.
+func TestReadable(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rr := readable(r)
+	if _, ok := rr.(*readableReader); !ok {
+		t.Fatalf("a pipe is read as %T, want *readableReader", rr)
+	}
+	go func() {
+		for _, s := range []string{"one\n", "two\n"} {
+			time.Sleep(10 * time.Millisecond)
+			w.WriteString(s)
+		}
+		w.Close()
+	}()
+	b, err := io.ReadAll(rr)
+	if string(b) != "one\ntwo\n" || err != nil {
+		t.Fatalf("read %q, %v; want %q", b, err, "one\ntwo\n")
+	}
+	for _, path := range []string{"/etc/hostname", "/dev/null"} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readable(f); got != io.Reader(f) {
+			t.Errorf("%s is read as %T, want the file itself", path, got)
+		}
+		f.Close()
+	}
+}
