@@ -88,3 +88,40 @@ func TestUnknownCommand(t *testing.T) {
 		}
 	}
 }
+
+// policy show prints the effective policy; one that run would refuse is
+// still shown, with its problems on stderr and exit 1 (as policy check);
+// one that cannot be read is exit 125.
+func TestPolicyShow(t *testing.T) {
+	dir := tempDir(t)
+	tests := []struct {
+		name, ref    string
+		exit         int
+		stdout, errs string // prefix of stdout, a piece of stderr
+	}{
+		{"a preset", "python", 0, "name = \"python\"\n", ""},
+		{"a valid file", writeFile(t, dir, "ok.toml", "base = \"python\"\n[limits]\nmemory = \"64MiB\"\n", 0o644), 0, "name = \"ok\"\n", ""},
+		{"a file run refuses", writeFile(t, dir, "small.toml", "base = \"python\"\n[limits]\nmemory = \"1KiB\"\n", 0o644), 1, "name = \"small\"\n",
+			"limits.memory is 1KiB: it must be between 4MiB and 1024GiB\nthis policy has problems: gojail run refuses it\n"},
+		{"a file that cannot be decoded", writeFile(t, dir, "lots.toml", "[limits]\nmemory = \"lots\"\n", 0o644), 125, "", `bad size "lots"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(gojailBin, "policy", "show", tc.ref)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			exit := 0
+			if err := cmd.Run(); err != nil {
+				ee, ok := err.(*exec.ExitError)
+				if !ok {
+					t.Fatal(err)
+				}
+				exit = ee.ExitCode()
+			}
+			if exit != tc.exit || !strings.HasPrefix(stdout.String(), tc.stdout) || (tc.stdout == "") != (stdout.Len() == 0) ||
+				!strings.Contains(stderr.String(), tc.errs) || (tc.errs == "") != (stderr.Len() == 0) {
+				t.Fatalf("exit %d, want %d\nstdout: %q\nstderr: %q", exit, tc.exit, stdout.String(), stderr.String())
+			}
+		})
+	}
+}

@@ -35,8 +35,15 @@ func policyCommand() *cli.Command {
 					if err != nil {
 						return cli.Exit(err.Error(), 125)
 					}
-					_, err = os.Stdout.Write(b)
-					return err
+					if _, err = os.Stdout.Write(b); err != nil {
+						return err
+					}
+					// Shown as it is, and said to be unusable when it is.
+					if err := checkPolicy(&p); err != nil {
+						printProblems(c.Args().First(), err)
+						return cli.Exit("this policy has problems: gojail run refuses it", 1)
+					}
+					return nil
 				},
 			},
 			{
@@ -52,21 +59,11 @@ func policyCommand() *cli.Command {
 					for _, ref := range c.Args().Slice() {
 						p, err := policy.Load(ref)
 						if err == nil {
-							err = validate.Policy(&p)
-						}
-						if err == nil {
-							err = checkFilter(&p)
+							err = checkPolicy(&p)
 						}
 						if err != nil {
 							bad++
-							for _, e := range flatten(err) {
-								var de *policy.DecodeError
-								if errors.As(e, &de) {
-									fmt.Fprintln(os.Stderr, e) // names the file and line already
-								} else {
-									fmt.Fprintf(os.Stderr, "%s: %v\n", ref, e)
-								}
-							}
+							printProblems(ref, err)
 							continue
 						}
 						fmt.Printf("%s: ok\n", ref)
@@ -78,6 +75,27 @@ func policyCommand() *cli.Command {
 				},
 			},
 		},
+	}
+}
+
+// checkPolicy is what gojail run checks of a policy before it runs.
+func checkPolicy(p *policy.Policy) error {
+	if err := validate.Policy(p); err != nil {
+		return err
+	}
+	return checkFilter(p)
+}
+
+// printProblems prints each of err's problems on its own line, named by
+// the policy's file (a decoding error names its file and line already).
+func printProblems(ref string, err error) {
+	for _, e := range flatten(err) {
+		var de *policy.DecodeError
+		if errors.As(e, &de) {
+			fmt.Fprintln(os.Stderr, e)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", ref, e)
+		}
 	}
 }
 
