@@ -86,9 +86,12 @@ type childPlan struct {
 	// (prepared: before its program is known), the filter allowing every
 	// call of its steps after it.
 	earlyFilter bool
-	goR         int
-	fileName    *byte // the submitted file, relative to the work directory
-	fileMode    uintptr
+	// limitsLate: a filter loaded last allows the limits, which follow it
+	// (filterOrder: the listener goes out before RLIMIT_NOFILE is lowered).
+	limitsLate bool
+	goR        int
+	fileName   *byte // the submitted file, relative to the work directory
+	fileMode   uintptr
 	// A prepared jail's submitted file is opened by pid 2 before its
 	// program is known (codeFd), then bound read-only onto itself by the
 	// init, which pid 2 asks with a byte on the exec pipe; codeBound (a
@@ -869,19 +872,20 @@ func childProgram(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
-	// A one-shot run's limits now; a prepared jail's once the submitted file
-	// is written (the file size limit is the program's, not the
-	// submission's).
-	if !c.prepared {
-		if step, i, e1 = setLimits(c); e1 != 0 {
-			goto failOp
-		}
-	}
 	// The filter now, while the init builds the root, when it allows every
-	// call that follows (filterEarly).
+	// call that follows; and before the limits whenever it allows them
+	// (filterOrder).
 	if c.earlyFilter {
 		if step, e1 = loadFilter(c); e1 != 0 {
 			goto fail
+		}
+	}
+	// A one-shot run's limits now; a prepared jail's once the submitted file
+	// is written (the file size limit is the program's, not the
+	// submission's).
+	if !c.prepared && !c.limitsLate {
+		if step, i, e1 = setLimits(c); e1 != 0 {
+			goto failOp
 		}
 	}
 
@@ -941,8 +945,10 @@ func childProgram(c *childPlan) {
 		if e1 = readCommand(c); e1 != 0 {
 			goto fail
 		}
-		if step, i, e1 = setLimits(c); e1 != 0 {
-			goto failOp
+		if !c.limitsLate {
+			if step, i, e1 = setLimits(c); e1 != 0 {
+				goto failOp
+			}
 		}
 	}
 
@@ -955,6 +961,11 @@ func childProgram(c *childPlan) {
 	if !c.earlyFilter {
 		if step, e1 = loadFilter(c); e1 != 0 {
 			goto fail
+		}
+	}
+	if c.limitsLate {
+		if step, i, e1 = setLimits(c); e1 != 0 {
+			goto failOp
 		}
 	}
 	mark(c, &c.pid2Marks, stepSeccomp)

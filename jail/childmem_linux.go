@@ -280,7 +280,7 @@ const (
 // v1 tasks files),
 // the rlimits (which depend on whether a cgroup could be made), and whether
 // the filter can be loaded early (which depends on the rlimits).
-func (c *childPlan) settle(joinFirst, joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter bool) error {
+func (c *childPlan) settle(joinFirst, joinCount int, into bool, rlimits []rlimit, nofile rlimit, earlyFilter, limitsLate bool) error {
 	if err := c.settleLate(joinCount, rlimits, nofile); err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func (c *childPlan) settle(joinFirst, joinCount int, into bool, rlimits []rlimit
 	c.joinMsg.SetIovlen(1)
 	c.joinMsg.Control = &c.joinCmsg[0]
 	c.joinMsg.SetControllen(len(c.joinCmsg))
-	c.earlyFilter = earlyFilter
+	c.earlyFilter, c.limitsLate = earlyFilter, limitsLate
 	return nil
 }
 

@@ -107,30 +107,43 @@ func (s *supervisor) filter() error {
 	return nil
 }
 
-// filterEarly reports whether pid 2 may load its filter before the
-// init has built the root (or, prepared, before its program is known),
-// which takes the load (some 0.1-0.2 ms: the kernel checks and compiles the
-// program) out of the run's path: only when the filter allows every system
-// call of pid 2's last steps (the wait for the root, its working directory
-// and stdio; prepared: the ready report, readCommand and the limits; the
-// signal mask, execve) whatever their arguments that are not known ahead.
-// Log mode records every refusal, so its filter is loaded last.
-func (s *supervisor) filterEarly() bool {
-	if s.in.SeccompLog || s.plan.filter == nil {
-		return false
+// filterOrder says where pid 2 loads its filter, and its limits.
+//
+// early: before the init has built the root (or, prepared, before its
+// program is known), which takes the load (some 0.1-0.2 ms: the kernel
+// checks and compiles the program) out of the run's path; only when the
+// filter allows every system call of pid 2's last steps (its limits, the
+// wait for the root, its working directory and stdio; prepared: the ready
+// report and readCommand; the signal mask, execve) whatever their
+// arguments that are not known ahead. Log mode records every refusal, so
+// its filter is loaded last.
+//
+// The limits come after the filter's load whenever the filter allows
+// them (early, or limitsLate): the listener is then sent while pid 2's
+// RLIMIT_NOFILE is still this process's. The kernel refuses to send a
+// descriptor (ETOOMANYREFS) for a process whose user has more descriptors
+// in flight in unix sockets than its RLIMIT_NOFILE, and every jail of a
+// host runs as one host user: another jail can hold that many.
+func (s *supervisor) filterOrder() (early, limitsLate bool) {
+	if s.plan.filter == nil {
+		return false, false
 	}
-	if !s.prepared && seccomp.IsDefault(s.p.Seccomp) {
-		return true // the default profile does (TestDefaultProfileEarly): 0.04 ms to find out
+	if !s.in.SeccompLog && !s.prepared && seccomp.IsDefault(s.p.Seccomp) {
+		return true, false // the default profile allows them all (TestDefaultProfileEarly): 0.04 ms to find out
 	}
-	return s.filterAllows()
-}
-
-// filterAllows evaluates the policy's filter over pid 2's last steps.
-func (s *supervisor) filterAllows() bool {
 	spec, err := seccomp.SpecOf(s.p.Seccomp)
 	if err != nil {
-		return false
+		return false, false
 	}
+	limits := spec.AllowsAll(s.limitCalls())
+	if !s.in.SeccompLog && limits && spec.AllowsAll(s.lastCalls()) {
+		return true, false
+	}
+	return false, limits
+}
+
+// lastCalls are the system calls of pid 2's last steps but its limits'.
+func (s *supervisor) lastCalls() []seccomp.Call {
 	c := s.plan
 	calls := []seccomp.Call{
 		{Name: "futex", Args: [6]uint64{0, futexWaitPrivate}, Known: 1 << 1},
@@ -145,11 +158,15 @@ func (s *supervisor) filterAllows() bool {
 		calls = append(calls,
 			seccomp.Call{Name: "read", Args: [6]uint64{uint64(c.goR)}, Known: 1}, seccomp.Call{Name: "close"},
 			seccomp.Call{Name: "openat", Args: [6]uint64{uint64(atFDCWD), 0, syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL | syscall.O_NOFOLLOW | syscall.O_CLOEXEC, uint64(c.fileMode)}, Known: 1<<0 | 1<<2 | 1<<3})
-		for _, r := range append([]rlimit{c.nofile}, c.rlimits...) {
-			calls = append(calls, seccomp.Call{Name: "prlimit64", Args: [6]uint64{0, uint64(r.resource), 0, 0}, Known: 1<<0 | 1<<1 | 1<<3})
-		}
 	}
-	return spec.AllowsAll(calls)
+	return calls
+}
+
+// limitCalls are setLimits' system calls: prlimit64 on pid 2 itself, of
+// any resource (an early init's rlimits are known only after its filter's
+// place is).
+func (s *supervisor) limitCalls() []seccomp.Call {
+	return []seccomp.Call{{Name: "prlimit64", Args: [6]uint64{0, 0, 0, 0}, Known: 1<<0 | 1<<3}}
 }
 
 func cpuQuota(cpus float64) string {

@@ -212,7 +212,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		return none, err
 	}
 	if !s.prepared {
-		plan.earlyFilter = s.filterEarly() // some 40 µs: not while the child waits
+		plan.earlyFilter, plan.limitsLate = s.filterOrder() // some 40 µs: not while the child waits
 	}
 	var (
 		pid int
@@ -305,9 +305,9 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 			// Whether the filter allows every call of a prepared jail's
 			// last steps depends on the rlimits, known now.
 			if s.prepared {
-				plan.earlyFilter = s.filterEarly()
+				plan.earlyFilter, plan.limitsLate = s.filterOrder()
 			}
-			if err := cp.settle(joinFirst, joinCount, into, plan.rlimits, plan.nofile, plan.earlyFilter); err != nil {
+			if err := cp.settle(joinFirst, joinCount, into, plan.rlimits, plan.nofile, plan.earlyFilter, plan.limitsLate); err != nil {
 				return err
 			}
 		}
@@ -323,7 +323,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	}
 	if late {
 		cp.lateJoin = true
-		if err := cp.settle(joinFirst, 0, false, nil, rlimit{}, plan.earlyFilter); err != nil {
+		if err := cp.settle(joinFirst, 0, false, nil, rlimit{}, plan.earlyFilter, plan.limitsLate); err != nil {
 			return fail(err)
 		}
 	} else if err := join(); err != nil {

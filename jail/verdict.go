@@ -191,6 +191,10 @@ func (s *supervisor) childError(rep report) *ChildError {
 		e.Detail = s.programPath()
 	case stepCodeFile:
 		e.Detail = strings.TrimSuffix(s.p.Run.Workdir, "/") + "/" + s.p.Run.File
+	case stepSendListener:
+		if e.Errno == syscall.ETOOMANYREFS { // only when the filter refuses prlimit64 (filterOrder)
+			e.Detail = "(the jail's host user has more descriptors in flight in unix sockets than limits.open_files, held by another of its processes; this policy's filter refuses prlimit64, so pid 2's limits are set before the listener is sent)"
+		}
 	case stepJoinCgroup: // pid 2 counts the message's descriptors, stdin first
 		if i := e.Index - s.joinFirst; i >= 0 && i < len(s.joinPaths) {
 			e.Detail = s.joinPaths[i]

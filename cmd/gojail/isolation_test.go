@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gojail/gojail/jail"
 )
@@ -391,4 +394,46 @@ kill $flip`
 		}
 	}
 	t.Logf("40 runs: %v", counts)
+}
+
+// Descriptors in flight in unix sockets are counted per host user, and
+// every jail of a host runs as one: a jail holding more of them than
+// another's open_files must not make that one's pid 2 fail to send its
+// filter's listener (ETOOMANYREFS), one-shot or prepared, with the filter
+// loaded early (the default profile) or last (a rule on chdir, one of pid
+// 2's last calls).
+func TestInflightDescriptorsOfAnotherJail(t *testing.T) {
+	dir := tempDir(t)
+	late := writeFile(t, dir, "late.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"chdir\"]\naction = \"errno\"\nerrno = \"EPERM\"\n", 0o644)
+	holder := exec.Command(gojailBin, "run", "--json", "--timeout", "10s", "-c", `
+import os, socket, time
+a, b = socket.socketpair()
+for _ in range(2):
+    fds = [os.open('/dev/null', os.O_RDONLY) for _ in range(200)]
+    socket.send_fds(a, [b'x'], fds)
+    for f in fds:
+        os.close(f)
+print('400 in flight', flush=True)
+time.sleep(2.5)`)
+	var held bytes.Buffer
+	holder.Stdout = &held
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(holder)
+	time.Sleep(time.Second) // the holder's python sends its 400 within some 50 ms
+	py(t, "print(1)").want(t, jail.StatusOK, 0)
+	py(t, "print(2)", "--policy", late).want(t, jail.StatusOK, 0)
+	for _, policy := range []string{"python", late} {
+		cmd, stdin, out := startBatch(t, "--policy", policy)
+		io.WriteString(stdin, `{"code": "print(3)"}`+"\n")
+		stdin.Close()
+		if !out.Scan() || !strings.HasPrefix(out.Text(), `{"status":"ok","exit_code":0,"signal":"","stdout":"3\n"`) {
+			t.Errorf("batch --policy %s: %s", policy, out.Text())
+		}
+		cmd.Wait()
+	}
+	if err := holder.Wait(); err != nil || !strings.Contains(held.String(), `"stdout":"400 in flight\n"`) {
+		t.Fatalf("the holder: %v\n%s", err, held.String())
+	}
 }
