@@ -2,9 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"strconv"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/policy"
 )
@@ -24,7 +21,7 @@ func checkSeccomp(p *policy.Policy) []error {
 	if !seccompActions[s.DefaultAction] {
 		errs = append(errs, fmt.Errorf("seccomp.default_action %q: want allow, errno, kill, log or trap", s.DefaultAction))
 	} else if s.DefaultAction == policy.ActErrno {
-		if err := errnoValue(s.DefaultErrno); err != nil {
+		if _, err := policy.ParseErrno(s.DefaultErrno); err != nil {
 			errs = append(errs, fmt.Errorf("seccomp.default_errno: %w", err))
 		}
 	}
@@ -37,7 +34,7 @@ func checkSeccomp(p *policy.Policy) []error {
 			errs = append(errs, fmt.Errorf("%s (%v): action %q: want allow, errno, kill, log or trap", where, r.Syscalls, r.Action))
 		}
 		if r.Action == policy.ActErrno {
-			if err := errnoValue(r.Errno); err != nil {
+			if _, err := policy.ParseErrno(r.Errno); err != nil {
 				errs = append(errs, fmt.Errorf("%s (%v): %w", where, r.Syscalls, err))
 			}
 		} else if r.Errno != "" {
@@ -64,19 +61,4 @@ func checkSeccomp(p *policy.Policy) []error {
 		}
 	}
 	return errs
-}
-
-func errnoValue(s string) error {
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 1 || n > 4095 {
-			return fmt.Errorf("errno %d is out of range 1-4095", n)
-		}
-		return nil
-	}
-	for n := 1; n < 200; n++ {
-		if unix.ErrnoName(unix.Errno(n)) == s {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown errno %q: give a name such as EPERM or a number", s)
 }

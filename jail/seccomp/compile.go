@@ -91,7 +91,7 @@ func export(f *libseccomp.ScmpFilter) ([]unix.SockFilter, error) {
 func (spec Spec) addRule(f *libseccomp.ScmpFilter, r policy.SeccompRule) error {
 	errno := 0
 	if r.Action == policy.ActErrno {
-		n, err := ParseErrno(r.Errno)
+		n, err := policy.ParseErrno(r.Errno)
 		if err != nil {
 			return err
 		}

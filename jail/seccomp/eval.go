@@ -23,7 +23,7 @@ func (s Spec) decide(name string, args [6]uint64) (action string, errno int, rul
 			best = p
 			action, rule, errno = r.Action, i, 0
 			if r.Action == policy.ActErrno {
-				errno, _ = ParseErrno(r.Errno)
+				errno, _ = policy.ParseErrno(r.Errno)
 			}
 		}
 	}

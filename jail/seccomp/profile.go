@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -155,7 +154,7 @@ func DefaultProfile() []policy.SeccompRule {
 func SpecOf(s policy.Seccomp) (Spec, error) {
 	spec := Spec{DefaultAction: s.DefaultAction}
 	if s.DefaultAction == policy.ActErrno {
-		n, err := ParseErrno(s.DefaultErrno)
+		n, err := policy.ParseErrno(s.DefaultErrno)
 		if err != nil {
 			return Spec{}, fmt.Errorf("seccomp.default_errno: %w", err)
 		}
@@ -190,20 +189,4 @@ func SpecOf(s policy.Seccomp) (Spec, error) {
 	spec.Own = len(spec.Rules)
 	spec.Rules = append(spec.Rules, s.Rules...)
 	return spec, nil
-}
-
-// ParseErrno reads an errno by name ("EPERM") or number ("1").
-func ParseErrno(s string) (int, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 1 || n > 4095 {
-			return 0, fmt.Errorf("errno %d is out of range 1-4095", n)
-		}
-		return n, nil
-	}
-	for n := 1; n < 200; n++ {
-		if unix.ErrnoName(unix.Errno(n)) == s {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown errno %q: give a name such as EPERM or a number", s)
 }

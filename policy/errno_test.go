@@ -1,0 +1,21 @@
+package policy
+
+import "testing"
+
+// An errno action's error: a name, a number, or EPERM when none is given
+// (an empty name once matched the first number without a name, 41).
+func TestParseErrno(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"", 1, true}, {"EPERM", 1, true}, {"EACCES", 13, true}, {"13", 13, true}, {"4095", 4095, true},
+		{"0", 0, false}, {"4096", 0, false}, {"-1", 0, false}, {"EFOO", 0, false}, {"eperm", 0, false},
+	} {
+		got, err := ParseErrno(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseErrno(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
