@@ -66,7 +66,7 @@ func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args
 		if rep.Kind != reportMark {
 			break
 		}
-		s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
+		s.markLine(rep)
 	}
 	if rep.Kind != reportReady {
 		err := errors.New("the jail's init ended during its setup")

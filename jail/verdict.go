@@ -212,3 +212,13 @@ func describeWait(ws syscall.WaitStatus) string {
 	}
 	return fmt.Sprintf("status %#x", uint32(ws))
 }
+
+// markLine logs one of the child's --debug marks: its step, and its time
+// since the clone (none when the filter refused the clock).
+func (s *supervisor) markLine(rep report) {
+	if rep.UtimeUs == 0 {
+		s.log("child: %s (no time: the seccomp filter refuses clock_gettime)", markWords[Step(rep.Step)])
+		return
+	}
+	s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
+}

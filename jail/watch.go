@@ -3,6 +3,7 @@ package jail
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -265,7 +266,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	r.SeccompLog = s.events
 	for _, rep := range reps {
 		if rep.Kind == reportMark {
-			s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
+			s.markLine(rep)
 		}
 	}
 	s.verdict(r, ws, reps, killed, usage)
@@ -340,7 +341,12 @@ func (s *supervisor) notification(listener int) {
 	case n.arch == auditArchI386:
 		what = fmt.Sprintf("i386 system call %d (int 0x80): foreign system-call ABIs are killed", n.nr)
 	case n.arch == auditArchX8664 && n.nr&x32SyscallBit != 0:
-		what = fmt.Sprintf("x32 system call %s: foreign system-call ABIs are killed", seccomp.Name(int(n.nr&^x32SyscallBit)))
+		nr := int(n.nr &^ x32SyscallBit)
+		name := seccomp.Name(nr) // x32's own calls, from 512, have no x86-64 name
+		if nr >= 512 {
+			name = strconv.Itoa(nr)
+		}
+		what = fmt.Sprintf("x32 system call %s: foreign system-call ABIs are killed", name)
 	case n.arch == auditArchX8664 && s.spec.LogMode:
 		if s.logged(listener, &n) {
 			return

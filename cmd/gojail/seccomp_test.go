@@ -37,6 +37,7 @@ func TestDefaultProfileInTheJail(t *testing.T) {
 	for _, abi := range []struct{ arg, errHas string }{
 		{"int80", "i386 system call 20 (int 0x80): foreign system-call ABIs are killed"},
 		{"x32", "x32 system call getpid: foreign system-call ABIs are killed"},
+		{"x32sendmsg", "blocked x32 system call 518: foreign system-call ABIs are killed"},
 	} {
 		t.Run(abi.arg, func(t *testing.T) {
 			o := gojail(t, "--policy", "exec", probe, abi.arg)
@@ -258,16 +259,24 @@ func needThreadPidfd(t *testing.T) {
 // policy refusing dup3 would refuse pid 2's own stdio.
 func TestFilterLoadedEarly(t *testing.T) {
 	pol := writeFile(t, tempDir(t), "nodup3.toml", "base = \"exec\"\n[[seccomp.rules]]\nsyscalls = [\"dup3\"]\naction = \"errno\"\nerrno = \"EPERM\"\n", 0o644)
+	// Refusing the clock, it refuses --debug's marks after it: they come
+	// without a time (they once showed the time since the clone from zero,
+	// a large negative number).
+	noClock := writeFile(t, tempDir(t), "noclock.toml", "base = \"exec\"\n[[seccomp.rules]]\nsyscalls = [\"clock_gettime\"]\naction = \"errno\"\n", 0o644)
 	for _, tc := range []struct {
 		policy string
 		early  bool
-	}{{"exec", true}, {pol, false}} {
+	}{{"exec", true}, {pol, false}, {noClock, false}} {
 		r, debug := gojailDebug(t, "--policy", tc.policy, "--", "/bin/echo", "hi")
 		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
 			t.Errorf("%s: %s %q (error %q), want ok \"hi\\n\"", tc.policy, r.Status, r.Stdout, r.Error)
 		}
 		if got := strings.Contains(debug, "seccomp: loaded early"); got != tc.early {
 			t.Errorf("%s: filter loaded early %v, want %v", tc.policy, got, tc.early)
+		}
+		untimed := strings.Contains(debug, "execve next (no time: the seccomp filter refuses clock_gettime)")
+		if untimed != (tc.policy == noClock) || strings.Contains(debug, ", -") {
+			t.Errorf("%s: the marks after the filter:\n%s", tc.policy, debug)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // sysprobe calls each system call the default seccomp profile refuses and
 // prints "name errno" for each, one per line: the test expects EPERM (ENOSYS
 // for clone3). With an argument it makes one kind of forbidden call that the
-// filter kills: "int80" (the i386 ABI), "x32" (the x32 ABI).
+// filter kills: "int80" (the i386 ABI), "x32" and "x32sendmsg" (the x32 ABI).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +63,11 @@ int main(int argc, char **argv) {
 	}
 	if (argc > 1 && strcmp(argv[1], "x32") == 0) {
 		long r = syscall(0x40000000L | SYS_getpid);
+		printf("x32 returned %ld\n", r);
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "x32sendmsg") == 0) { /* x32's own number, no x86-64 name */
+		long r = syscall(0x40000000L | 518, 0, 0, 0);
 		printf("x32 returned %ld\n", r);
 		return 0;
 	}
