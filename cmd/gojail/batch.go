@@ -321,8 +321,13 @@ var requestKeys = []string{"code", "program", "args", "stdin"}
 // "code" itself. Anything else wrong is left to the decoder to say.
 func exactKeys(line []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
+	if t, err := dec.Token(); err != nil {
+		return nil // the decoder says what is wrong
+	} else if t != json.Delim('{') {
+		if len(line) > 40 {
+			line = append(line[:40:40], "..."...)
+		}
+		return fmt.Errorf("one JSON object per line, not %s", line)
 	}
 	seen := map[string]bool{}
 	for dec.More() {

@@ -35,6 +35,9 @@ func TestBatch(t *testing.T) {
 		`{"Program": "/bin/true"}`,
 		`{"code": "print(1)", "CODE": "print(2)"}`,
 		`{"code": "print(1)", "code": "print(2)"}`,
+		// A line that is JSON but not an object (null ran an empty file).
+		`null`,
+		`"` + strings.Repeat("x", 50) + `"`,
 		// The submitted file is read-only, as in a one-shot run (see
 		// TestIsolation); a request without one finds it empty.
 		`{"code": "import os\ntry:\n    open('/work/main.py', 'r+b')\nexcept OSError as e:\n    print(e.errno, os.stat('/work/main.py').st_size)"}`,
@@ -65,6 +68,8 @@ func TestBatch(t *testing.T) {
 		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, program, args, stdin, in lower case)`},
 		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, program, args, stdin, in lower case)`},
 		{jail.StatusInvalidInput, -1, "", `request: field "code" given twice`},
+		{jail.StatusInvalidInput, -1, "", `request: one JSON object per line, not null`},
+		{jail.StatusInvalidInput, -1, "", `request: one JSON object per line, not "` + strings.Repeat("x", 39) + `...`},
 		{jail.StatusOK, 0, "30 121\n", ""},
 		{jail.StatusOK, 0, "0 -rw-r--r--\n", ""},
 		{jail.StatusSyscallBlocked, -1, "before\n", "blocked x32 system call getpid: foreign system-call ABIs are killed"},
