@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 
@@ -18,22 +19,31 @@ type idMap struct {
 }
 
 // hostIDs picks who the jail is on the host. Rootless, it can only be the
-// caller itself. As root it is hostIDBase plus the jail's own ids, never
-// root (a jail that is root on the host would own every root-owned file it
-// can reach) and never nobody: no host account uses these ids, so no host
-// process can signal the jail's, share its per-user kernel quotas (pending
-// signals, inotify instances, pipe buffers) or own a file it could reach.
+// caller itself. As root it is an id of its own, drawn for each jail from
+// hostIDSpan ids above hostIDBase (the gid the same), never root (a jail that
+// is root on the host would own every root-owned file it can reach) and
+// never nobody: no host account uses these ids, so no host process can
+// signal the jail's or own a file it could reach; and two jails running at
+// once do not share the kernel's per-user quotas (pending signals,
+// descriptors in flight in unix sockets, pipe buffers, epoll watches, POSIX
+// message queues), which one jail could otherwise use up for the others.
 func hostIDs(uidIn, gidIn int) idMap {
 	if os.Geteuid() == 0 {
-		return idMap{uidIn, hostIDBase + uidIn, gidIn, hostIDBase + gidIn, true}
+		id := hostIDBase + rand.IntN(hostIDSpan)
+		return idMap{uidIn, id, gidIn, id, true}
 	}
 	return idMap{uidIn, os.Geteuid(), gidIn, os.Getegid(), false}
 }
 
 // hostIDBase is where the jails' host ids start when gojail runs as root:
 // far above the ids of accounts (below 65536) and of the subordinate ranges
-// container runtimes hand out (from 100000, 65536 each).
-const hostIDBase = 2_000_000_000
+// container runtimes hand out (from 100000, 65536 each). hostIDSpan keeps
+// them below 2^32 - 1, which is no id: two of 100 jails at once share one
+// with a chance of 1 in 400,000.
+const (
+	hostIDBase = 2_000_000_000
+	hostIDSpan = 1 << 31
+)
 
 // write sets the child's uid and gid maps (user_namespaces(7)). Rootless,
 // setgroups must be denied before gid_map may be written; as root it stays

@@ -235,12 +235,13 @@ func shadowUnchanged(t *testing.T) ([]string, func(*testing.T)) {
 	}
 }
 
-// hostProcessSurvives starts a host process as the jail's host user (nobody
-// when the tests run as root, the tests' own user otherwise), which the
-// jail's kill(-1) must not reach.
+// hostProcessSurvives starts a host process that the jail's kill(-1) must
+// not reach: rootless, of the tests' own user, which is the jail's host
+// user; as root, of an id in the range the jails' host ids are drawn from
+// (jail/userns.go), each jail its own.
 func hostProcessSurvives(t *testing.T) ([]string, func(*testing.T)) {
 	cmd := exec.Command("sleep", "30")
-	if isRoot() { // the jail's host ids: 2,000,000,000 + 1000 (jail/userns.go)
+	if isRoot() {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 2_000_001_000, Gid: 2_000_001_000}}
 	}
 	if err := cmd.Start(); err != nil {

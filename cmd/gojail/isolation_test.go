@@ -234,21 +234,55 @@ func TestSignalDispositionsReset(t *testing.T) {
 }
 
 // Started by root, the jail's processes belong to host ids no host account
-// uses: a host process of nobody (or of any user but root) cannot signal
-// them, so it cannot stop the program and change its verdict.
+// uses, drawn for each jail: a host process of nobody (or of any user but
+// root) cannot signal them, so it cannot stop the program and change its
+// verdict, and two jails at once are two host users (the kernel's per-user
+// quotas are not shared).
 func TestHostUsersCannotSignalTheJail(t *testing.T) {
 	if !isRoot() {
 		t.Skip("rootless, the jail's processes are the caller's own, as the caller's other processes are")
 	}
-	cmd := exec.Command(gojailBin, "run", "--json", "--timeout", "10s", "--", "/bin/sleep", "1")
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var uids [2]int
+	var cmds [2]*exec.Cmd
+	var outs [2]strings.Builder
+	for i := range cmds {
+		cmds[i] = exec.Command(gojailBin, "run", "--json", "--timeout", "10s", "--", "/bin/sleep", "1")
+		cmds[i].Stdout = &outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmds[i])
 	}
-	track(cmd)
-	// The jail's sleep, seen from the host: a grandchild of gojail, through
-	// whichever of gojail's threads cloned the init.
+	for i, cmd := range cmds {
+		pid := jailedSleep(t, cmd)
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		u, g := strings.Fields(grepLine(string(st), "Uid:")), strings.Fields(grepLine(string(st), "Gid:"))
+		uids[i], _ = strconv.Atoi(u[1])
+		if len(u) != 5 || len(g) != 5 || uids[i] < 2_000_000_000 || uids[i] >= 2_000_000_000+1<<31 ||
+			u[2] != u[1] || u[3] != u[1] || u[4] != u[1] || g[1] != u[1] || g[2] != u[1] || g[3] != u[1] || g[4] != u[1] {
+			t.Errorf("the jail's program on the host: %q %q, want one id from 2,000,000,000 to 4,147,483,647", u, g)
+		}
+		kill := exec.Command("kill", "-STOP", strconv.Itoa(pid))
+		kill.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := kill.CombinedOutput(); err == nil {
+			t.Errorf("nobody on the host stopped the jail's program: %s", out)
+		}
+	}
+	if uids[0] == uids[1] {
+		t.Errorf("two jails at once are both host uid %d", uids[0])
+	}
+	for i, cmd := range cmds {
+		cmd.Wait()
+		if r := decode(t, outs[i].String()); r.Status != jail.StatusOK {
+			t.Errorf("status %s (%s), want ok", r.Status, r.Error)
+		}
+	}
+}
+
+// jailedSleep finds the jail's sleep, seen from the host: a grandchild of
+// gojail, through whichever of gojail's threads cloned the init.
+func jailedSleep(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
 	var pid int
 	waitFor(t, func() bool {
 		var b []byte
@@ -269,20 +303,7 @@ func TestHostUsersCannotSignalTheJail(t *testing.T) {
 		}
 		return false
 	})
-	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if !strings.Contains(string(st), "Uid:\t2000001000\t2000001000\t2000001000\t2000001000") {
-		t.Errorf("the jail's program on the host: %q, want uid 2000001000", grepLine(string(st), "Uid:"))
-	}
-	kill := exec.Command("kill", "-STOP", strconv.Itoa(pid))
-	kill.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	if out, err := kill.CombinedOutput(); err == nil {
-		t.Errorf("nobody on the host stopped the jail's program: %s", out)
-	}
-	cmd.Wait()
-	r := decode(t, stdout.String())
-	if r.Status != jail.StatusOK {
-		t.Errorf("status %s (%s), want ok", r.Status, r.Error)
-	}
+	return pid
 }
 
 func grepLine(s, prefix string) string {
@@ -397,7 +418,7 @@ kill $flip`
 }
 
 // Descriptors in flight in unix sockets are counted per host user, and
-// every jail of a host runs as one: a jail holding more of them than
+// rootless every jail runs as the caller: a jail holding more of them than
 // another's open_files must not make that one's pid 2 fail to send its
 // filter's listener (ETOOMANYREFS), one-shot or prepared, with the filter
 // loaded early (the default profile) or last (a rule on chdir, one of pid
@@ -424,6 +445,15 @@ time.sleep(2.5)`)
 	time.Sleep(time.Second) // the holder's python sends its 400 within some 50 ms
 	py(t, "print(1)").want(t, jail.StatusOK, 0)
 	py(t, "print(2)", "--policy", late).want(t, jail.StatusOK, 0)
+	// A filter that refuses prlimit64 has the limits set before the
+	// listener is sent: as root the two jails are two host users, and the
+	// holder's count is not this jail's.
+	noLimits := writeFile(t, dir, "nolimits.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"prlimit64\"]\naction = \"errno\"\n", 0o644)
+	if isRoot() {
+		py(t, "print(4)", "--policy", noLimits).want(t, jail.StatusOK, 0)
+	} else if o := py(t, "print(4)", "--policy", noLimits); o.res.Status != jail.StatusInternalError || !strings.Contains(o.res.Error, "this policy's filter refuses prlimit64") {
+		t.Errorf("rootless, a filter refusing prlimit64: %s %q", o.res.Status, o.res.Error)
+	}
 	for _, policy := range []string{"python", late} {
 		cmd, stdin, out := startBatch(t, "--policy", policy)
 		io.WriteString(stdin, `{"code": "print(3)"}`+"\n")
