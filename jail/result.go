@@ -2,6 +2,7 @@ package jail
 
 import (
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -103,6 +104,10 @@ func signalNumber(name string) syscall.Signal {
 		if n == name {
 			return s
 		}
+	}
+	// The real-time signals, which signalName gives as their numbers.
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "SIG")); err == nil && strings.HasPrefix(name, "SIG") && n >= 32 && n <= 64 {
+		return syscall.Signal(n)
 	}
 	return 0
 }

@@ -254,6 +254,10 @@ func TestStatuses(t *testing.T) {
 		{"runtime error keeps the exit code", "import sys; sys.exit(3)", nil, jail.StatusRuntimeError, 3, "", ""},
 		{"uncaught exception", "1/0", nil, jail.StatusRuntimeError, 1, "", ""},
 		{"killed by SIGSEGV", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", nil, jail.StatusSignaled, 128 + 11, "SIGSEGV", ""},
+		// A real-time signal is named by its number; gojail exits 128+N
+		// all the same (it exited 125).
+		{"killed by a real-time signal", "import os; os.kill(os.getpid(), 34)", nil, jail.StatusSignaled, 128 + 34, "SIG34", ""},
+		{"killed by the last real-time signal", "import os; os.kill(os.getpid(), 64)", nil, jail.StatusSignaled, 128 + 64, "SIG64", ""},
 		{"wall-clock limit", "import time; time.sleep(60)", []string{"--timeout", "300ms"}, jail.StatusTimeLimit, 124, "SIGKILL", "wall-clock limit of 300ms"},
 		{"blocking read on stdin ends at once", "import sys; sys.stdin.read(); print('eof')", []string{"--timeout", "2s"}, jail.StatusOK, 0, "", ""},
 		// SIGXCPU from RLIMIT_CPU, or SIGKILL from the supervisor reading the
