@@ -5,12 +5,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 )
@@ -69,7 +71,7 @@ func Load(ref string) (Policy, error) {
 	if _, ok := PresetSource(ref); ok && !strings.ContainsRune(ref, '/') {
 		return Preset(ref)
 	}
-	data, err := os.ReadFile(ref)
+	data, err := readFile(ref)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(ref, "/.") {
 			return Policy{}, fmt.Errorf("policy %q is neither a built-in preset (%s) nor a file", ref, strings.Join(PresetNames(), ", "))
@@ -77,6 +79,32 @@ func Load(ref string) (Policy, error) {
 		return Policy{}, fmt.Errorf("read policy: %w", err)
 	}
 	return Decode(data, ref)
+}
+
+// maxFile is the largest policy file read: a policy of 500 binds is 20 KB.
+const maxFile = 1 << 20
+
+// readFile reads a policy file: a regular file of at most maxFile bytes. A
+// FIFO is not waited for (it is opened without blocking, then refused), and
+// a device such as /dev/zero is not read without end.
+func readFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file: give a TOML file", path, FileKind(st.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err == nil && len(data) > maxFile {
+		err = fmt.Errorf("%s is over %d KiB: a policy is a small TOML file", path, maxFile>>10)
+	}
+	return data, err
 }
 
 // Decode reads a policy file strictly: an unknown key or a bad value is an
@@ -232,4 +260,19 @@ func Encode(p Policy) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// FileKind names what a file that is not a regular one is, for messages.
+func FileKind(mode os.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a directory"
+	case mode&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&os.ModeDevice != 0:
+		return "a device"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }

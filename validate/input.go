@@ -51,16 +51,7 @@ func File(path string, p *policy.Policy) ([]byte, error) {
 }
 
 func notRegular(path string, mode os.FileMode) error {
-	kind := "not a regular file"
-	switch {
-	case mode.IsDir():
-		kind = "a directory"
-	case mode&os.ModeNamedPipe != 0:
-		kind = "a FIFO"
-	case mode&os.ModeDevice != 0:
-		kind = "a device"
-	}
-	return fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", path, kind)
+	return fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", path, policy.FileKind(mode))
 }
 
 // Code checks submitted code (a file's content or -c CODE) against the policy.

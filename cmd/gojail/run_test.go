@@ -460,6 +460,7 @@ func TestBadInput(t *testing.T) {
 	}
 	procWork := writeFile(t, dir, "proc-work.toml", "base = \"python\"\n[run]\nworkdir = \"/proc/w\"\n", 0o644)
 	zeroWall := writeFile(t, dir, "zero-wall.toml", "base = \"python\"\n[limits]\nwall_time = \"0s\"\n", 0o644)
+	bigPolicy := writeFile(t, dir, "big.toml", "base = \"python\"\n"+strings.Repeat("# a comment\n", 100000), 0o644)
 	tests := []struct {
 		name   string
 		args   []string
@@ -475,6 +476,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown extension", []string{filepath.Join(dir, "x.rb")}, "cannot tell how to run"},
 		{"bind source that does not exist", []string{"--policy", missingBind, ok}, "fs.ro entry /nonexistent/gojail: no such file or directory"},
 		{"unknown policy key", []string{"--policy", badKey, ok}, `bad-key.toml:4: "limits.memroy": unknown key`},
+		// A policy file is a small regular one: /dev/zero grew gojail
+		// without end, a FIFO waited for ever.
+		{"a device as policy", []string{"--policy", "/dev/zero", ok}, "/dev/zero is a device, not a regular file: give a TOML file"},
+		{"a FIFO as policy", []string{"--policy", fifo, ok}, "fifo.py is a FIFO, not a regular file: give a TOML file"},
+		{"a policy over 1 MiB", []string{"--policy", bigPolicy, ok}, "big.toml is over 1024 KiB: a policy is a small TOML file"},
 		{"bad --timeout", []string{"--timeout", "5", ok}, `--timeout: bad duration "5"`},
 		{"bad --memory", []string{"--memory", "12XB", ok}, `--memory: bad size "12XB"`},
 		{"bad --pids", []string{"--pids", "-1", ok}, `--pids: "-1" is not a whole number`},
