@@ -81,6 +81,7 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded (the program ended by itself before it was killed)", l.Output)
 		}()
 	}
+	defer s.cpuVerdict(r)
 	defer s.memoryVerdict(r, usage)
 	switch {
 	case ws.Exited():
@@ -110,6 +111,26 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		}
 	default:
 		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
+	}
+}
+
+// cpuVerdict makes a run whose tree used more CPU time than the limit a
+// time_limit, however it ended: the supervisor stops the tree at its
+// cgroup's next reading past the limit, which a program may beat by
+// ending first; without a cgroup RLIMIT_CPU stops each process at its own
+// next whole second (a 100ms limit let one process spin 817 ms and end
+// ok), and a child it stops may leave its parent to end ok.
+func (s *supervisor) cpuVerdict(r *Result) {
+	if r.Status != StatusOK && r.Status != StatusRuntimeError && r.Status != StatusSignaled {
+		return
+	}
+	l := &s.p.Limits
+	if r.CPUMs <= ms(l.CPUTime.Std()) {
+		return
+	}
+	r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded: %.0f ms of CPU (the whole tree)", l.CPUTime, r.CPUMs)
+	if s.cg == nil {
+		r.Error += "; without a cgroup each process is stopped only at its next whole second of CPU (RLIMIT_CPU)"
 	}
 }
 

@@ -266,6 +266,10 @@ func TestStatuses(t *testing.T) {
 		// SIGXCPU from an RLIMIT_CPU the program lowered itself is no limit
 		// of the policy's.
 		{"its own RLIMIT_CPU", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (0, resource.getrlimit(resource.RLIMIT_CPU)[1]))\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusSignaled, 128 + 24, "SIGXCPU", "an RLIMIT_CPU the program set itself"},
+		// Past the limit, however the tree ends: stopped by the supervisor
+		// (a cgroup), or, without one, ending by itself before RLIMIT_CPU's
+		// next whole second (it was ok).
+		{"CPU past the limit, ending by itself", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass", []string{"--cpu-time", "200ms", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL|", "CPU-time limit of 200ms exceeded"},
 		{"CPU spin that ignores SIGXCPU", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL", "CPU-time limit of 1s"},
 	}
 	for _, tc := range tests {
