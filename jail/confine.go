@@ -17,7 +17,7 @@ import (
 // weaker, and in --debug why.
 func (s *supervisor) cgroup() error {
 	l := &s.p.Limits
-	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs})
+	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone})
 	var no *limits.ErrNoCgroup
 	switch {
 	case err == nil:

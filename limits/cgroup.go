@@ -53,6 +53,10 @@ type Spec struct {
 	Memory int64   // bytes of memory (swap is off)
 	Pids   int     // processes and threads
 	CPUs   float64 // CPU quota in cores; 0 for none
+	// TCP: the jail has a network (loopback or the host's), whose TCP
+	// socket buffers v1 counts only when they have a limit of their own
+	// (v2 counts them in the memory).
+	TCP bool
 }
 
 // Usage is what a cgroup measured.

@@ -72,6 +72,40 @@ func TestMemoryLimit(t *testing.T) {
 	})
 }
 
+// TCP socket buffers are the jail's memory too: v2 counts them in the
+// memory, v1 only with a limit of their own, which gojail sets at the
+// memory limit (120 connections of a 32 MiB jail held 447 MiB without).
+// The sends then wait, or the jail ends at its memory limit.
+func TestTCPBuffersBounded(t *testing.T) {
+	if !cgroupAvailable(t) {
+		t.Skip("no cgroup: the kernel's memory for the program is unbounded (README)")
+	}
+	o := gojail(t, "--net", "loopback", "--memory", "32MiB", "--timeout", "20s", "-c", `
+import socket
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(128)
+keep, queued, buf = [], 0, b"x" * 65536
+for i in range(100):
+    c = socket.create_connection(ls.getsockname())
+    s, _ = ls.accept()
+    c.setblocking(False)
+    try:
+        while True:
+            queued += c.send(buf)
+    except BlockingIOError:
+        pass
+    keep.append((c, s))
+print(queued >> 20)`)
+	if o.res.Status == jail.StatusMemoryLimit {
+		return
+	}
+	o.want(t, jail.StatusOK, 0)
+	if mib, err := strconv.Atoi(strings.TrimSpace(o.res.Stdout)); err != nil || mib > 64 {
+		t.Fatalf("%q MiB queued in the sockets of a 32 MiB jail", o.res.Stdout)
+	}
+}
+
 func TestCPULimitOfTheTree(t *testing.T) {
 	o := hog(t, []string{"--cpu-time", "1s", "--timeout", "20s"}, "spin", "4")
 	o.want(t, jail.StatusTimeLimit, 124)
