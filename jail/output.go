@@ -11,7 +11,12 @@ type stream struct {
 	buf       []byte
 	total     int64
 	truncated bool
+	// tail is the stream's last tailSize bytes once it is past its limit:
+	// a program's last words (MemoryError) come after what is kept.
+	tail []byte
 }
+
+const tailSize = 4096
 
 // add keeps what fits of b and reports whether b was the first data past
 // the limit.
@@ -24,7 +29,25 @@ func (s *stream) add(b []byte) (over bool) {
 		s.truncated = true
 	}
 	s.buf = append(s.buf, b[:keep]...)
+	if s.truncated {
+		if over {
+			s.addTail(s.buf[max(0, len(s.buf)-tailSize):])
+		}
+		s.addTail(b[keep:])
+	}
 	return over
+}
+
+// addTail appends b to the tail, keeping its last tailSize bytes.
+func (s *stream) addTail(b []byte) {
+	if len(b) >= tailSize {
+		s.tail = append(s.tail[:0], b[len(b)-tailSize:]...)
+		return
+	}
+	if drop := len(s.tail) + len(b) - tailSize; drop > 0 {
+		s.tail = append(s.tail[:0], s.tail[drop:]...)
+	}
+	s.tail = append(s.tail, b...)
 }
 
 // kept is what the result holds of the stream: its bytes, less a character

@@ -147,7 +147,10 @@ type supervisor struct {
 	debug     bool          // --debug: the child reports its steps
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	np        netPoll       // waits on the jail's descriptors
-	program   string        // prepared: the program, once known
+	// stderrTail is the end of the program's stderr when it was cut at the
+	// output limit (the verdict reads the program's last words there).
+	stderrTail string
+	program    string // prepared: the program, once known
 
 	mu          sync.Mutex
 	killed      string       // why the supervisor killed the jail, first reason wins

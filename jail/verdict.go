@@ -162,7 +162,7 @@ func (s *supervisor) memoryVerdict(r *Result, u limits.Usage) {
 		r.Error = fmt.Sprintf("memory limit of %s exceeded: the OOM killer ended %d process(es)%s", s.p.Limits.Memory, u.OOMKills, s.capNote())
 	case s.cg != nil && u.MemoryHit > 0 && u.MemoryPeak >= limit-limit/10:
 		r.Error = fmt.Sprintf("memory limit of %s reached: an allocation failed", s.p.Limits.Memory)
-	case s.cg == nil && s.p.Limits.RlimitAS && allocFailure(r.Stderr):
+	case s.cg == nil && s.p.Limits.RlimitAS && allocFailure(r.Stderr, s.stderrTail):
 		r.Error = fmt.Sprintf("memory limit of %s (address-space rlimit) reached: an allocation failed", s.p.Limits.Memory)
 	default:
 		return
@@ -186,8 +186,11 @@ func (s *supervisor) capNote() string {
 
 // allocFailure reports whether stderr ends with a runtime's message for a
 // refused allocation (Python, glibc and bash, node).
-func allocFailure(stderr string) bool {
-	tail := stderr[max(0, len(stderr)-4096):]
+func allocFailure(stderr, truncatedTail string) bool {
+	tail := stderr[max(0, len(stderr)-tailSize):]
+	if truncatedTail != "" { // the stream's real end, past what is kept
+		tail = truncatedTail
+	}
 	for _, m := range []string{"MemoryError", "Cannot allocate memory", "cannot allocate memory", "out of memory", "Out of memory", "std::bad_alloc"} {
 		if strings.Contains(tail, m) {
 			return true

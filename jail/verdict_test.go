@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 
@@ -35,5 +36,31 @@ func TestVerdictKilledCallBeforeOwnExit(t *testing.T) {
 		if r.ProcessExitCode() != 3 {
 			t.Errorf("killed %q: gojail's exit code %d, want the program's 3", tc.killed, r.ProcessExitCode())
 		}
+	}
+}
+
+// A stream past its limit keeps its last tailSize bytes apart, where the
+// verdict reads a program's last words: a MemoryError after a truncated
+// stderr was a runtime_error.
+func TestStreamTail(t *testing.T) {
+	s := stream{limit: 1024}
+	var all []byte
+	for i := 0; i < 50; i++ {
+		b := []byte(strings.Repeat(string(rune('a'+i%26)), 97+i*13))
+		all = append(all, b...)
+		s.add(b)
+	}
+	all = append(all, "MemoryError\n"...)
+	s.add([]byte("MemoryError\n"))
+	if string(s.buf) != string(all[:1024]) || string(s.tail) != string(all[len(all)-tailSize:]) {
+		t.Fatalf("kept %d bytes, tail %d bytes: not the stream's first 1024 and last %d", len(s.buf), len(s.tail), tailSize)
+	}
+	if allocFailure(s.kept(), "") || !allocFailure(s.kept(), string(s.tail)) {
+		t.Fatal("the MemoryError past the kept bytes is found only in the tail")
+	}
+	small := stream{limit: 1024}
+	small.add([]byte("short"))
+	if small.tail != nil {
+		t.Fatalf("a stream under its limit keeps a tail: %q", small.tail)
 	}
 }

@@ -239,6 +239,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	s.mu.Unlock()
 
 	out, errOut := &streams[0], &streams[1]
+	s.stderrTail = string(errOut.tail)
 	r := &Result{
 		Stdout: out.kept(), Stderr: errOut.kept(),
 		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,

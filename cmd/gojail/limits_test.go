@@ -43,6 +43,20 @@ func TestMemoryLimit(t *testing.T) {
 			t.Fatalf("enforced %q, error %q", o.res.Enforced["memory"], o.res.Error)
 		}
 	})
+	// The allocation's failure said after a stderr cut at the output limit
+	// (rootless, the verdict reads the program's last words: they were past
+	// what was kept, and the run a runtime_error).
+	t.Run("a memory bomb after a truncated stderr", func(t *testing.T) {
+		o := py(t, "import sys\nsys.stderr.write('w' * 2000 + '\\n')\nx = bytearray(200 << 20)", "--memory", "64MiB", "--output-limit", "1KiB")
+		if withCgroup(o) {
+			o.want(t, jail.StatusMemoryLimit, 128+9)
+		} else {
+			o.want(t, jail.StatusMemoryLimit, 1)
+		}
+		if !o.res.StderrTruncated {
+			t.Fatalf("stderr not truncated: %q", o.res.Stderr)
+		}
+	})
 	t.Run("100MiB touched under 256MiB: peak within 5% of a bare run", func(t *testing.T) {
 		bare := exec.Command(hogBin, "touch", "100")
 		if out, err := bare.Output(); err != nil || string(out) != "done\n" {
