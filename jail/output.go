@@ -1,6 +1,9 @@
 package jail
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // stream is one pipe the supervisor reads from the jail: stdout, stderr or
 // the report pipe. It keeps at most limit bytes and counts the rest, so that
@@ -28,6 +31,13 @@ func (s *stream) add(b []byte) (over bool) {
 		over = !s.truncated
 		s.truncated = true
 	}
+	if need := len(s.buf) + keep; need > cap(s.buf) {
+		// Doubling, up to the limit: append's own growth goes past the
+		// limit, by a quarter at a time (64 MiB kept held 105 MB).
+		nb := make([]byte, len(s.buf), min(s.limit, int64(max(2*cap(s.buf), need, 4096))))
+		copy(nb, s.buf)
+		s.buf = nb
+	}
 	s.buf = append(s.buf, b[:keep]...)
 	if s.truncated {
 		if over {
@@ -54,17 +64,20 @@ func (s *stream) addTail(b []byte) {
 // the limit cut in two (the JSON form would show U+FFFD, which the program
 // never wrote, for its first bytes). Only a truncated stream loses them,
 // and at most utf8.UTFMax-1.
+//
+// It is called once the stream has ended, and shares its bytes, which are
+// never written again: a copy would double what a large output limit holds.
 func (s *stream) kept() string {
-	if !s.truncated {
-		return string(s.buf)
-	}
-	for i := len(s.buf) - 1; i >= 0 && i > len(s.buf)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s.buf[i]) {
-			if !utf8.FullRune(s.buf[i:]) {
-				return string(s.buf[:i])
+	b := s.buf
+	if s.truncated {
+		for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
 			}
-			break
 		}
 	}
-	return string(s.buf)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
