@@ -64,7 +64,7 @@ type Usage struct {
 	CPU        time.Duration // user + system time of every process
 	MemoryPeak int64         // the highest memory use of the whole tree
 	OOMKills   int64         // processes the OOM killer killed
-	MemoryHit  int64         // times usage reached the limit (v1 failcnt, v2 max events)
+	MemoryHit  int64         // times the limit refused memory (v1 failcnt, v2 oom events)
 }
 
 // ErrNoCgroup says why no cgroup can be used; the run falls back to rlimits.

@@ -123,7 +123,10 @@ func (c *v2) Usage(counters bool) (Usage, error) {
 	if !counters {
 		return u, errors.Join(errs...)
 	}
-	ev, err := c.k.keys(c.dir, "memory.events", "oom_kill", "max")
+	// "oom", not "max": max counts every time the usage met the limit, and
+	// reclaiming page cache there is no failure (a program that read large
+	// files and then failed would have been a memory_limit).
+	ev, err := c.k.keys(c.dir, "memory.events", "oom_kill", "oom")
 	u.OOMKills, u.MemoryHit = ev[0], ev[1]
 	errs = append(errs, err)
 	return u, errors.Join(errs...)
