@@ -31,7 +31,7 @@ func (s *supervisor) cgroup() error {
 	case errors.As(err, &no):
 		s.log("no cgroup, falling back to rlimits: %s", no.Reason)
 		s.enforced["pids"] = "rlimit-nproc"
-		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process is stopped at its next whole second of CPU; a tree past the limit is a time_limit)"
+		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process is stopped at its next whole second of CPU; a tree past the limit that fails is a time_limit)"
 		s.enforced["memory"] = "rlimit-as (no cgroup: caps each process's address space, not the tree's memory)"
 		if !l.RlimitAS {
 			s.enforced["memory"] = "none (no cgroup, and this policy turns the address-space rlimit off)"
@@ -74,10 +74,13 @@ func (s *supervisor) filter() error {
 	// 0.05 ms). pid 2 checks that the number is free.
 	c := s.plan
 	hi := max(c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[0], c.stdio[1], c.stdio[2], c.notifySock, c.goR)
-	s.plan.notifyFd = uintptr(max(s.p.Limits.OpenFiles, hi+1, 64))
-	if uint64(s.plan.notifyFd) >= lim.Cur {
+	if uint64(s.p.Limits.OpenFiles) >= lim.Cur {
 		return &invalidError{fmt.Errorf("limits.open_files %d: must be below %d, this process's own RLIMIT_NOFILE (raise it with ulimit -n)", s.p.Limits.OpenFiles, lim.Cur)}
 	}
+	if uint64(hi+1) >= lim.Cur {
+		return fmt.Errorf("the jail's descriptors reach %d, this process's own RLIMIT_NOFILE (%d) less one: the listener's socket has no number left above them (raise it with ulimit -n)", hi, lim.Cur)
+	}
+	s.plan.notifyFd = uintptr(max(s.p.Limits.OpenFiles, hi+1, int(min(64, lim.Cur-1))))
 	prog, err := s.compiledFilter()
 	if err != nil {
 		return err

@@ -114,21 +114,22 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 	}
 }
 
-// cpuVerdict makes a run whose tree used more CPU time than the limit a
-// time_limit, however it ended: the supervisor stops the tree at its
-// cgroup's next reading past the limit, which a program may beat by
-// ending first; without a cgroup RLIMIT_CPU stops each process at its own
-// next whole second (a 100ms limit let one process spin 817 ms and end
-// ok), and a child it stops may leave its parent to end ok.
+// cpuVerdict makes a failure of a tree that used more CPU time than the
+// limit a time_limit, as memoryVerdict does for memory: without a cgroup
+// RLIMIT_CPU stops each process only at its own next whole second, and a
+// child it stopped with SIGXCPU left its parent to fail with an exit code
+// (runtime_error); the supervisor's kill on a cgroup's reading past the
+// limit may come just after the program's own end. A program that exited
+// 0 is ok (CONTRACT.md), its CPU time in cpu_ms.
 func (s *supervisor) cpuVerdict(r *Result) {
-	if r.Status != StatusOK && r.Status != StatusRuntimeError && r.Status != StatusSignaled {
+	if r.Status != StatusRuntimeError && r.Status != StatusSignaled {
 		return
 	}
 	l := &s.p.Limits
 	if r.CPUMs <= ms(l.CPUTime.Std()) {
 		return
 	}
-	r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded: %.0f ms of CPU (the whole tree)", l.CPUTime, r.CPUMs)
+	r.Status, r.Error = StatusTimeLimit, fmt.Sprintf("CPU-time limit of %s exceeded: %.1f ms of CPU (the whole tree)", l.CPUTime, r.CPUMs)
 	if s.cg == nil {
 		r.Error += "; without a cgroup each process is stopped only at its next whole second of CPU (RLIMIT_CPU)"
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -82,11 +83,16 @@ func Load(ref string) (Policy, error) {
 }
 
 // maxFile is the largest policy file read: a policy of 500 binds is 20 KB.
-const maxFile = 1 << 20
+// fifoWait bounds the wait for a pipe's writer.
+const (
+	maxFile  = 1 << 20
+	fifoWait = 10 * time.Second
+)
 
-// readFile reads a policy file: a regular file of at most maxFile bytes. A
-// FIFO is not waited for (it is opened without blocking, then refused), and
-// a device such as /dev/zero is not read without end.
+// readFile reads a policy file of at most maxFile bytes: a regular file,
+// or a pipe (a shell's <(...)), read for fifoWait at most. It is opened
+// without blocking, so that a FIFO with no writer is not waited for, and a
+// device such as /dev/zero is refused, not read without end.
 func readFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -97,10 +103,19 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file: give a TOML file", path, FileKind(st.Mode()))
+	switch mode := st.Mode(); {
+	case mode&os.ModeNamedPipe != 0:
+		f.SetReadDeadline(time.Now().Add(fifoWait))
+	case !mode.IsRegular():
+		return nil, fmt.Errorf("%s is %s, not a regular file: give a TOML file", path, FileKind(mode))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%s is a pipe that gave no end of a policy in %s", path, fifoWait)
+	case err == nil && len(data) == 0 && st.Mode()&os.ModeNamedPipe != 0:
+		err = fmt.Errorf("%s is a pipe that gave nothing (no writer): give a TOML file", path)
+	}
 	if err == nil && len(data) > maxFile {
 		err = fmt.Errorf("%s is over %d KiB: a policy is a small TOML file", path, maxFile>>10)
 	}

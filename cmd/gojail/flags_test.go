@@ -3,9 +3,13 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -105,6 +109,26 @@ func TestPolicyShow(t *testing.T) {
 			"limits.memory is 1KiB: it must be between 4MiB and 1024GiB\nthis policy has problems: gojail run refuses it\n"},
 		{"a file that cannot be decoded", writeFile(t, dir, "lots.toml", "[limits]\nmemory = \"lots\"\n", 0o644), 125, "", `bad size "lots"`},
 	}
+	// A pipe with its writer there before it is read (as a shell's <(...)),
+	// writing a while later: read to its end.
+	fifo := filepath.Join(dir, "piped.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer, without waiting for a reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		w.WriteString("base = \"python\"\n")
+		w.Close()
+	}()
+	tests = append([]struct {
+		name, ref    string
+		exit         int
+		stdout, errs string
+	}{{"a pipe with its writer", fifo, 0, "name = \"piped\"\n", ""}}, tests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(gojailBin, "policy", "show", tc.ref)

@@ -266,10 +266,10 @@ func TestStatuses(t *testing.T) {
 		// SIGXCPU from an RLIMIT_CPU the program lowered itself is no limit
 		// of the policy's.
 		{"its own RLIMIT_CPU", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (0, resource.getrlimit(resource.RLIMIT_CPU)[1]))\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusSignaled, 128 + 24, "SIGXCPU", "an RLIMIT_CPU the program set itself"},
-		// Past the limit, however the tree ends: stopped by the supervisor
-		// (a cgroup), or, without one, ending by itself before RLIMIT_CPU's
-		// next whole second (it was ok).
-		{"CPU past the limit, ending by itself", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass", []string{"--cpu-time", "200ms", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL|", "CPU-time limit of 200ms exceeded"},
+		// Past the limit and failing: stopped by the supervisor (a cgroup),
+		// or, without one, failing by itself before RLIMIT_CPU's next whole
+		// second (a runtime_error).
+		{"CPU past the limit, failing by itself", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\nraise SystemExit(3)", []string{"--cpu-time", "200ms", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL|", "CPU-time limit of 200ms exceeded"},
 		{"CPU spin that ignores SIGXCPU", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass", []string{"--cpu-time", "1s", "--timeout", "10s"}, jail.StatusTimeLimit, 124, "SIGKILL", "CPU-time limit of 1s"},
 	}
 	for _, tc := range tests {
@@ -489,10 +489,10 @@ func TestBadInput(t *testing.T) {
 		{"unknown extension", []string{filepath.Join(dir, "x.rb")}, "cannot tell how to run"},
 		{"bind source that does not exist", []string{"--policy", missingBind, ok}, "fs.ro entry /nonexistent/gojail: no such file or directory"},
 		{"unknown policy key", []string{"--policy", badKey, ok}, `bad-key.toml:4: "limits.memroy": unknown key`},
-		// A policy file is a small regular one: /dev/zero grew gojail
-		// without end, a FIFO waited for ever.
+		// A policy file is a small regular one, or a pipe (a shell's <(...)):
+		// /dev/zero grew gojail without end, a FIFO waited for ever.
 		{"a device as policy", []string{"--policy", "/dev/zero", ok}, "/dev/zero is a device, not a regular file: give a TOML file"},
-		{"a FIFO as policy", []string{"--policy", fifo, ok}, "fifo.py is a FIFO, not a regular file: give a TOML file"},
+		{"a FIFO with no writer as policy", []string{"--policy", fifo, ok}, "fifo.py is a pipe that gave nothing (no writer): give a TOML file"},
 		{"a policy over 1 MiB", []string{"--policy", bigPolicy, ok}, "big.toml is over 1024 KiB: a policy is a small TOML file"},
 		{"bad --timeout", []string{"--timeout", "5", ok}, `--timeout: bad duration "5"`},
 		{"bad --memory", []string{"--memory", "12XB", ok}, `--memory: bad size "12XB"`},

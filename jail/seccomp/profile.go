@@ -48,8 +48,9 @@ func (s Spec) Key() string {
 	return hex.EncodeToString(h[:16])
 }
 
-// keyVersion changes when the meaning of a spec changes (action mapping).
-const keyVersion = "gojail-seccomp-1 amd64"
+// keyVersion changes when the meaning of a spec changes (action mapping):
+// 2, an errno action without its errno is EPERM (it was 41).
+const keyVersion = "gojail-seccomp-2 amd64"
 
 // The namespace flags that clone and unshare may not carry (clone(2)).
 var nsFlags = []uint64{
