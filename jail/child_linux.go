@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -235,12 +236,14 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 		defer syscall.ForkLock.Unlock()
 		inheritMemory(false, m.mem)
 	}
+	restore := raiseOOMFloor()
 	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
 	if LeanClones {
 		keepThreadTLS()
 	}
 	r1, e1 := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
 	runtime_AfterFork()
+	restore()
 	if LeanClones {
 		inheritMemory(true, m.mem)
 	}
@@ -250,6 +253,56 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 	}
 	return int(r1), cp, m, nil
 }
+
+// raiseOOMFloor, as root, sets this process's oom_score_adj to 1000 until
+// restore, for the jail's init to inherit, and with it the floor: written
+// with CAP_SYS_RESOURCE, the value is also the least the process and its
+// children may set without that capability (oom_score_adj_min), so that
+// the program, which inherits both from the init, cannot lower its own
+// (the init's own write of 1000 sets no floor: its capabilities are its
+// user namespace's). The init then keeps 1000 too. Without that
+// capability (rootless, or a root without it) there is no floor to set.
+// Jails cloned at once take turns (the value is the whole process's).
+func raiseOOMFloor() (restore func()) {
+	if !canFloorOOM() {
+		return func() {}
+	}
+	oomFloorMu.Lock()
+	fd, err := unix.Open("/proc/self/oom_score_adj", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		oomFloorMu.Unlock()
+		return func() {}
+	}
+	var old [8]byte
+	n, err := unix.Pread(fd, old[:], 0)
+	if err != nil || n == 0 {
+		unix.Close(fd)
+		oomFloorMu.Unlock()
+		return func() {}
+	}
+	unix.Pwrite(fd, oomMax[:], 0)
+	return func() {
+		unix.Pwrite(fd, old[:n], 0)
+		unix.Close(fd)
+		oomFloorMu.Unlock()
+	}
+}
+
+var oomFloorMu sync.Mutex
+
+// canFloorOOM: root with CAP_SYS_RESOURCE, without which the raise would
+// set no floor and the init would inherit 1000 as its own value to keep.
+var canFloorOOM = sync.OnceValue(func() bool {
+	if syscall.Geteuid() != 0 {
+		return false
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_RESOURCE/32].Effective&(1<<(unix.CAP_SYS_RESOURCE%32)) != 0
+})
 
 // plan copies c into m, with what pid 2's clone takes: its stack in m,
 // its entry and the g it shares with the init.
