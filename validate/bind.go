@@ -91,12 +91,19 @@ func (b *Binds) HostBind(src string) (string, error) {
 	if name, ok := kernelFS[int64(fs.Type)]; ok {
 		return "", fmt.Errorf("fs.ro entry %s is on a %s file system: host kernel interfaces are never bound", src, name)
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if m, err := b.kernelMountBelow(host); err != nil {
-			return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
-		} else if m != "" {
-			return "", fmt.Errorf("fs.ro entry %s holds %s: host kernel interfaces are never bound, and a bind takes the mounts below it along", src, m)
-		}
+	// The host's root under another name (a bind of /, say) is the whole
+	// host, as / is.
+	var root unix.Stat_t
+	if err := unix.Stat("/", &root); err == nil && root.Dev == st.Dev && root.Ino == st.Ino {
+		return "", fmt.Errorf("fs.ro entry %s is the host's root directory (%s): name the directories the program needs instead", src, host)
+	}
+	// A kernel interface mounted at the path itself, or below a directory
+	// (a bind takes the mounts below it along): some (devtmpfs, which says
+	// it is tmpfs; mqueue) only mountinfo tells.
+	if m, err := b.kernelMountAt(host, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return "", fmt.Errorf("fs.ro entry %s: %w", src, err)
+	} else if m != "" {
+		return "", fmt.Errorf("fs.ro entry %s holds %s: host kernel interfaces are never bound, and a bind takes the mounts below it along", src, m)
 	}
 	return host, nil
 }
@@ -118,9 +125,10 @@ var kernelTypes = map[string]bool{
 	"hugetlbfs": true, "autofs": true, "rpc_pipefs": true,
 }
 
-// kernelMountBelow names a mount of a kernel interface below dir (in this
-// process's mount namespace, which the jail's init copies), or "".
-func (b *Binds) kernelMountBelow(dir string) (string, error) {
+// kernelMountAt names a mount of a kernel interface at path, or, for a
+// directory, below it (in this process's mount namespace, which the jail's
+// init copies), or "".
+func (b *Binds) kernelMountAt(path string, dir bool) (string, error) {
 	if !b.read {
 		b.read = true
 		b.kernel, b.err = readMounts()
@@ -129,7 +137,7 @@ func (b *Binds) kernelMountBelow(dir string) (string, error) {
 		return "", b.err
 	}
 	for _, m := range b.kernel {
-		if strictlyBelow(m.at, dir) {
+		if m.at == path || dir && strictlyBelow(m.at, path) {
 			return m.at + " (" + m.fstype + ")", nil
 		}
 	}

@@ -57,6 +57,27 @@ func TestHostBind(t *testing.T) {
 	if _, err := HostBind(filepath.Join(dir, "chroot")); err == nil || !strings.Contains(err.Error(), "holds "+proc+" (proc)") {
 		t.Errorf("a directory with a proc below it: %v", err)
 	}
+	// A kernel interface mounted at the path itself, which statfs does not
+	// tell (mqueue; devtmpfs says it is tmpfs), and the host's root under
+	// another name.
+	mq := filepath.Join(dir, "mq")
+	os.MkdirAll(mq, 0o755)
+	if err := syscall.Mount("mqueue", mq, "mqueue", 0, ""); err != nil {
+		t.Fatalf("mount mqueue: %v", err)
+	}
+	defer syscall.Unmount(mq, syscall.MNT_DETACH)
+	if _, err := HostBind(mq); err == nil || !strings.Contains(err.Error(), "holds "+mq+" (mqueue)") {
+		t.Errorf("an mqueue mounted at the bind's path: %v", err)
+	}
+	hostRoot := filepath.Join(dir, "hostroot")
+	os.MkdirAll(hostRoot, 0o755)
+	if err := syscall.Mount("/", hostRoot, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatalf("bind /: %v", err)
+	}
+	defer syscall.Unmount(hostRoot, syscall.MNT_DETACH)
+	if _, err := HostBind(hostRoot); err == nil || !strings.Contains(err.Error(), "is the host's root directory") {
+		t.Errorf("the host's root bound elsewhere: %v", err)
+	}
 }
 
 // A policy's binds share one reading of the mount table: each bind costs

@@ -39,6 +39,14 @@ func File(path string, p *policy.Policy) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
+	// Not a file of the host kernel's (/proc/self/maps would copy this
+	// process's memory map into the jail; --stdin refuses them too).
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &fs); err == nil {
+		if name, ok := kernelFS[int64(fs.Type)]; ok {
+			return nil, fmt.Errorf("%s is a file of the host kernel's (%s): give the code as a file of its own", path, name)
+		}
+	}
 	// Read one byte past the limit so a file that grew meanwhile is caught too.
 	data, err := io.ReadAll(io.LimitReader(f, int64(p.Limits.CodeSize)+1))
 	if err != nil {

@@ -481,6 +481,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{filepath.Join(dir, "nope.py")}, "no such file or directory"},
 		{"a directory as file", []string{"--policy", "python", dir}, "is a directory, not a regular file"},
+		{"a file of /proc as file", []string{"--policy", "python", "/proc/self/maps"}, "/proc/self/maps is a file of the host kernel's (proc)"},
 		{"a FIFO as file (no writer: its open must not wait)", []string{fifo}, "fifo.py is a FIFO, not a regular file"},
 		{"file over code_size", []string{big}, "larger than limits.code_size (1MiB)"},
 		{"NUL bytes in code", []string{nul}, "holds a NUL byte at offset 8"},
