@@ -163,6 +163,7 @@ type initVars struct {
 	oomOldN  uintptr
 	execPipe [2]int32
 	how      openHow
+	st       syscall.Stat_t // a policy's bind source, as opened
 }
 
 // openHow is struct open_how for openat2(2) (Linux 5.6).
@@ -588,6 +589,28 @@ func childInit(c *childPlan) {
 				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, atFDCWD, uintptr(unsafe.Pointer(op.src)),
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
+					goto failOp
+				}
+				// Still what was checked: a directory, or a file that is
+				// not a socket or FIFO put in its place since (which a
+				// read-only bind would still let the program talk to).
+				if _, _, e1 = syscall.RawSyscall6(unix.SYS_NEWFSTATAT, fd, uintptr(unsafe.Pointer(&empty[0])),
+					uintptr(unsafe.Pointer(&v.st)), unix.AT_EMPTY_PATH, 0, 0); e1 == 0 {
+					switch v.st.Mode & syscall.S_IFMT {
+					case syscall.S_IFSOCK, syscall.S_IFIFO:
+						e1 = syscall.EINVAL
+					case syscall.S_IFDIR:
+						if op.isFile {
+							e1 = syscall.EISDIR
+						}
+					default:
+						if !op.isFile {
+							e1 = syscall.ENOTDIR
+						}
+					}
+				}
+				if e1 != 0 {
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 					goto failOp
 				}
 				fsfd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
