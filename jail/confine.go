@@ -134,8 +134,9 @@ func (s *supervisor) filter() error {
 // them (early, or limitsLate): the listener is then sent while pid 2's
 // RLIMIT_NOFILE is still this process's. The kernel refuses to send a
 // descriptor (ETOOMANYREFS) for a process whose user has more descriptors
-// in flight in unix sockets than its RLIMIT_NOFILE, and every jail of a
-// host runs as one host user: another jail can hold that many.
+// in flight in unix sockets than its RLIMIT_NOFILE, and rootless every
+// jail runs as the caller: another jail can hold that many (as root each
+// jail is a host user of its own, hostIDs).
 func (s *supervisor) filterOrder() (early, limitsLate bool) {
 	if s.plan.filter == nil {
 		return false, false
