@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,13 +155,24 @@ func decode(data []byte, source string, start Policy) (Policy, error) {
 	// Lists replace the base's lists rather than append to them.
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p)
 	if err != nil {
+		var de *DecodeError
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return Policy{}, &DecodeError{Source: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
-		}
-		if m := regexp.MustCompile(typeErrPattern).FindStringSubmatch(err.Error()); m != nil {
+			de = &DecodeError{Source: source, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+		} else if m := regexp.MustCompile(typeErrPattern).FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			return Policy{}, &DecodeError{Source: source, Line: line, Key: m[2], Msg: m[3]}
+			de = &DecodeError{Source: source, Line: line, Key: m[2], Msg: m[3]}
+		}
+		if de != nil {
+			// The decoder stops at a bad value: the unknown keys, which it
+			// would have named after, are found by a lenient reading (none
+			// when the file is no TOML at all).
+			errs := append(unknownKeys(data, source), de)
+			slices.SortStableFunc(errs, func(a, b error) int { return a.(*DecodeError).Line - b.(*DecodeError).Line })
+			if len(errs) == 1 {
+				return Policy{}, de
+			}
+			return Policy{}, errors.Join(errs...)
 		}
 		return Policy{}, &DecodeError{Source: source, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 	}
@@ -206,18 +218,64 @@ func (e *DecodeError) Error() string {
 	return b.String()
 }
 
+// sections are the keys valid in each table of a policy ([a] and [[a.b]]
+// for the tables below it).
+var sections = map[string][]string{
+	"":                   {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]", "[seccomp]"},
+	"seccomp":            {"profile", "default_action", "default_errno", "[[seccomp.rules]]"},
+	"seccomp.rules":      {"syscalls", "action", "errno", "args"},
+	"seccomp.rules.args": {"index", "op", "value", "mask"},
+	"run":                {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
+	"limits":             {"wall_time", "cpu_time", "memory", "pids", "cpus", "rlimit_as", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
+	"fs":                 {"ro", "proc"},
+	"net":                {"mode"},
+}
+
+// unknownKeys reads data leniently and names each key no table of a policy
+// has, as the strict decoder would have.
+func unknownKeys(data []byte, source string) []error {
+	var doc map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		return nil
+	}
+	var errs []error
+	var walk func(path toml.Key, m map[string]any)
+	walk = func(path toml.Key, m map[string]any) {
+		parent := strings.Join(path, ".")
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			key := append(append(toml.Key{}, path...), k)
+			full := strings.Join(key, ".")
+			if !slices.Contains(sections[parent], k) && !slices.Contains(sections[parent], "["+full+"]") && !slices.Contains(sections[parent], "[["+full+"]]") {
+				errs = append(errs, &DecodeError{Source: source, Line: keyLine(data, key), Key: full, Msg: "unknown key" + knownKeysHint(key)})
+				continue
+			}
+			switch v := m[k].(type) {
+			case map[string]any:
+				walk(key, v)
+			case []map[string]any:
+				for _, t := range v {
+					walk(key, t)
+				}
+			case []any:
+				for _, t := range v {
+					if t, ok := t.(map[string]any); ok {
+						walk(key, t)
+					}
+				}
+			}
+		}
+	}
+	walk(nil, doc)
+	return errs
+}
+
 // knownKeysHint names the keys that are valid where k was found.
 func knownKeysHint(k toml.Key) string {
-	var sections = map[string][]string{
-		"":                   {"name", "base", "description", "extensions", "[run]", "[limits]", "[fs]", "[net]", "[seccomp]"},
-		"seccomp":            {"profile", "default_action", "default_errno", "[[seccomp.rules]]"},
-		"seccomp.rules":      {"syscalls", "action", "errno", "args"},
-		"seccomp.rules.args": {"index", "op", "value", "mask"},
-		"run":                {"command", "file", "binary", "env", "workdir", "hostname", "uid", "gid"},
-		"limits":             {"wall_time", "cpu_time", "memory", "pids", "cpus", "rlimit_as", "output", "output_action", "file_size", "open_files", "stack", "code_size", "tmp_size", "work_size", "inodes"},
-		"fs":                 {"ro", "proc"},
-		"net":                {"mode"},
-	}
 	parent := strings.Join(k[:len(k)-1], ".")
 	if keys, ok := sections[parent]; ok {
 		where := "at the top level"

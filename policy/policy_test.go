@@ -172,3 +172,21 @@ func TestPresetsGenerated(t *testing.T) {
 		}
 	}
 }
+
+// A bad value stops the decoder; the unknown keys are named all the same,
+// in the order of their lines (only the bad value was).
+func TestDecodeEveryProblem(t *testing.T) {
+	data := "base = \"python\"\n[limits]\nmemroy = \"1MiB\"\nwall_time = \"abc\"\n[fs]\nrw = [\"/x\"]\n"
+	_, err := Decode([]byte(data), "p.toml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		lines = append(lines, strings.SplitN(l, ": ", 3)[0]+": "+strings.SplitN(l, ": ", 3)[1])
+	}
+	want := []string{`p.toml:3: "limits.memroy"`, `p.toml:4: "limits.wall_time"`, `p.toml:6: "fs.rw"`}
+	if strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Fatalf("problems %q, want %q\n%v", lines, want, err)
+	}
+}

@@ -78,12 +78,20 @@ func policyCommand() *cli.Command {
 	}
 }
 
-// checkPolicy is what gojail run checks of a policy before it runs.
+// checkPolicy is what gojail run checks of a policy before it runs: every
+// problem, the seccomp rules' system-call names among them also when
+// another problem keeps the filter from being compiled.
 func checkPolicy(p *policy.Policy) error {
-	if err := validate.Policy(p); err != nil {
-		return err
+	err := validate.Policy(p)
+	if err == nil {
+		return checkFilter(p)
 	}
-	return checkFilter(p)
+	if spec, serr := seccomp.SpecOf(p.Seccomp); serr == nil {
+		if nerr := seccomp.CheckNames(spec); nerr != nil {
+			return errors.Join(err, nerr)
+		}
+	}
+	return err
 }
 
 // printProblems prints each of err's problems on its own line, named by

@@ -109,6 +109,13 @@ errno = "EACCES"
 		}
 		o := gojail(t, "--policy", bad, "-c", "print(1)")
 		o.want(t, jail.StatusInvalidInput, 125)
+		// Named too when another problem keeps the filter from being
+		// compiled (it was left out).
+		both := writeFile(t, dir, "both.toml", "base = \"python\"\n[run]\nuid = 0\n[[seccomp.rules]]\nsyscalls = [\"frobnicate\"]\naction = \"kill\"\n", 0o644)
+		out, err = exec.Command(gojailBin, "policy", "check", both).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "run.uid 0") || !strings.Contains(string(out), `seccomp rule 1: unknown system call "frobnicate"`) {
+			t.Fatalf("policy check: %v\n%s", err, out)
+		}
 	})
 }
 
