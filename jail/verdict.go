@@ -34,6 +34,9 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			switch {
 			case inputFault(err) && err.Step == stepExec:
 				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("cannot run %s inside the jail: %v", s.programPath(), err.Errno)
+				if err.Errno == syscall.ENOEXEC {
+					r.Error += " (a script needs a #! line naming its interpreter, or the preset of its language: --policy python, node, bash or sh)"
+				}
 			case inputFault(err):
 				r.Status, r.Error = StatusInvalidInput, fmt.Sprintf("the submitted file does not fit the work directory (limits.work_size %s, limits.inodes %d): %v", s.p.Limits.WorkSize, s.p.Limits.Inodes, err.Errno)
 			}

@@ -105,6 +105,9 @@ func prepare(c *cli.Context) (*policy.Policy, jail.Input, error) {
 	default:
 		name, ok := policy.PresetForFile(args[0])
 		if !ok {
+			if st, err := os.Stat(args[0]); err == nil && !st.Mode().IsRegular() {
+				return nil, in, fmt.Errorf("%s is %s, not a regular file: give the code as a file (or with -c)", args[0], policy.FileKind(st.Mode()))
+			}
 			return nil, in, fmt.Errorf("cannot tell how to run %s from its extension: pass --policy (one of %s, or a file)", args[0], strings.Join(policy.PresetNames(), ", "))
 		}
 		ref = name

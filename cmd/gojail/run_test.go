@@ -481,6 +481,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{filepath.Join(dir, "nope.py")}, "no such file or directory"},
 		{"a directory as file", []string{"--policy", "python", dir}, "is a directory, not a regular file"},
+		{"a directory as file, no policy", []string{dir}, "is a directory, not a regular file"},
+		{"a script without #! under exec", []string{"--policy", "exec", ok}, "exec format error (a script needs a #! line naming its interpreter"},
 		{"a file of /proc as file", []string{"--policy", "python", "/proc/self/maps"}, "/proc/self/maps is a file of the host kernel's (proc)"},
 		{"a FIFO as file (no writer: its open must not wait)", []string{fifo}, "fifo.py is a FIFO, not a regular file"},
 		{"file over code_size", []string{big}, "larger than limits.code_size (1MiB)"},
