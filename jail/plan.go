@@ -135,6 +135,18 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	}
 	b.add(mountOp{kind: opFS, path: cstr("proc"), src: cstr("proc"), opts: procOpts,
 		attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC, desc: "/proc"})
+	// Rootless, the jail's processes are the caller's user on the host, and
+	// /proc/keys lists every key that user can view, those of the caller's
+	// other processes too (their descriptions: keyctl, which would read
+	// them, is refused), and /proc/key-users its key counts. Both read as
+	// empty here. As root each jail is a host user of its own (userns.go),
+	// which holds no key the jail did not make.
+	if p.FS.Proc != policy.ProcPid && os.Geteuid() != 0 {
+		for _, f := range []string{"proc/keys", "proc/key-users"} {
+			b.add(mountOp{kind: opBind, path: cstr(f), src: cstr("/dev/null"), isFile: true,
+				attr: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC, desc: "/" + f + " (empty)"})
+		}
+	}
 
 	// Writable scratch space, each a tmpfs with a size and inode cap.
 	b.tmpfs("tmp", p.Limits.TmpSize, p.Limits.Inodes, 0o1777, 0)

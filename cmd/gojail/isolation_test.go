@@ -218,6 +218,26 @@ print('GOJAIL_TEST_SECRET' in os.environ, b's3cr3t' in open('/proc/self/environ'
 	}
 }
 
+// The caller's kernel keys are not listed in the jail's /proc/keys:
+// rootless, the jail's processes are the caller's host user, who may view
+// them (as root, each jail is a user of its own).
+func TestCallerKeysInvisible(t *testing.T) {
+	desc := fmt.Sprintf("gojail-test-key-%d", os.Getpid())
+	id, err := unix.AddKey("user", desc, []byte("secret"), unix.KEY_SPEC_PROCESS_KEYRING)
+	if err != nil {
+		t.Skipf("add_key: %v (no keyring here)", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0)
+	if host, _ := os.ReadFile("/proc/keys"); !bytes.Contains(host, []byte(desc)) {
+		t.Fatalf("the key is not in the caller's own /proc/keys:\n%s", host)
+	}
+	o := py(t, `print(repr(open('/proc/keys').read()), repr(open('/proc/key-users').read()))`)
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "'' ''\n" {
+		t.Fatalf("the jail's /proc/keys and /proc/key-users: %q, want both empty", o.res.Stdout)
+	}
+}
+
 // Signals the caller ignored (nohup, a shell's background job) are at their
 // default in the jail; so is the signal mask.
 func TestSignalDispositionsReset(t *testing.T) {
