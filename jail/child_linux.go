@@ -1021,6 +1021,10 @@ func childProgram(c *childPlan) {
 		if e1 = readCommand(c); e1 != 0 {
 			goto fail
 		}
+		step = stepStdin
+		if e1 = recvStdin(c); e1 != 0 {
+			goto fail
+		}
 		if !c.limitsLate {
 			if step, i, e1 = setLimits(c); e1 != 0 {
 				goto failOp
@@ -1081,6 +1085,30 @@ func recvJoin(c *childPlan) syscall.Errno {
 		c.stdio[0] = int(aboveStdio(uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize])))))
 	}
 	return 0
+}
+
+// recvStdin takes a prepared jail's stdin, which the supervisor sent on the
+// listener's socket once the request was known, before the command (as a
+// one-shot run's: a sealed copy of the data or of a file, /dev/null, a FIFO
+// or a device), and puts it at 0 in place of the pipe it was prepared with.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func recvStdin(c *childPlan) syscall.Errno {
+	c.joinMsg.Controllen = uint64(len(c.joinCmsg)) // the last recvmsg wrote its own
+	r1, _, e1 := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(c.notifySock), uintptr(unsafe.Pointer(&c.joinMsg)), syscall.MSG_CMSG_CLOEXEC|syscall.MSG_DONTWAIT)
+	if e1 != 0 {
+		return e1
+	}
+	if r1 != 1 || *(*uint64)(unsafe.Pointer(&c.joinCmsg[0])) != uint64(cmsgHdrSize+4) ||
+		*(*int32)(unsafe.Pointer(&c.joinCmsg[8])) != syscall.SOL_SOCKET || *(*int32)(unsafe.Pointer(&c.joinCmsg[12])) != syscall.SCM_RIGHTS {
+		return syscall.EBADMSG
+	}
+	fd := uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize])))
+	_, _, e1 = syscall.RawSyscall(syscall.SYS_DUP3, fd, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	return e1
 }
 
 // aboveStdio moves fd above 2, where the program's stdio goes.

@@ -170,6 +170,7 @@ func (s *supervisor) lastCalls() []seccomp.Call {
 	if s.prepared {
 		calls = append(calls,
 			seccomp.Call{Name: "read", Args: [6]uint64{uint64(c.goR)}, Known: 1}, seccomp.Call{Name: "close"},
+			seccomp.Call{Name: "recvmsg", Args: [6]uint64{uint64(c.notifySock), 0, syscall.MSG_CMSG_CLOEXEC | syscall.MSG_DONTWAIT}, Known: 1<<0 | 1<<2},
 			seccomp.Call{Name: "openat", Args: [6]uint64{uint64(atFDCWD), 0, syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL | syscall.O_NOFOLLOW | syscall.O_CLOEXEC, uint64(c.fileMode)}, Known: 1<<0 | 1<<2 | 1<<3})
 	}
 	return calls

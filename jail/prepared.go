@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -137,49 +136,19 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
 	}
-	if in.StdinData != nil {
-		w := s.takeFd(s.stdinW)
-		if len(in.StdinData) <= syscall.Getpagesize() {
-			writeAll(w, in.StdinData) // fits in any pipe: no writer needed
-			syscall.Close(w)
-		} else {
-			go func() {
-				writeAll(w, in.StdinData)
-				syscall.Close(w)
-			}()
-		}
-	} else if in.Stdin != "" {
-		// Opened and checked as for a one-shot run (openStdin): not in
-		// /proc, a FIFO waited for no longer than the wall-clock limit.
-		fd, err := openStdin(ctx, in.Stdin, s.p.Limits.WallTime.Std())
-		if err != nil {
-			pj.giveUp()
-			return Failed(StatusInvalidInput, err)
-		}
-		// Non-blocking, so that os.NewFile puts a FIFO or a device under
-		// the runtime's poller and the run's end can stop the copy (a
-		// FIFO's writer may never close it).
-		unix.SetNonblock(fd, true)
-		f := os.NewFile(uintptr(fd), in.Stdin)
-		defer f.Close()
-		go func(w int) { // a writer of its own: the program may read slowly
-			defer f.Close()
-			defer syscall.Close(w)
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := f.Read(buf)
-				if n > 0 {
-					if _, werr := writeAll(w, buf[:n]); werr != nil {
-						return
-					}
-				}
-				if err != nil {
-					return
-				}
-			}
-		}(s.takeFd(s.stdinW))
-	} else {
-		s.closeFd(s.stdinW)
+	// The program's stdin is what a one-shot run's would be, sent to pid 2
+	// with the request, in place of the pipe the jail was prepared with.
+	fd, err := stdinFor(ctx, in, s.p.Limits.WallTime.Std())
+	if err != nil {
+		pj.giveUp()
+		return Failed(StatusInvalidInput, err)
+	}
+	err = sendFds(pj.fds.notifyR, []int{fd})
+	syscall.Close(fd)
+	s.closeFd(s.stdinW)
+	if err != nil {
+		pj.giveUp()
+		return Failed(StatusInternalError, fmt.Errorf("send the program's stdin to the jail: %w", err))
 	}
 	s.started = time.Now()
 	if w := s.takeFd(s.goW); len(cmd) <= syscall.Getpagesize() {
@@ -214,6 +183,25 @@ func (pj *Prepared) Wait() { <-pj.done }
 func (pj *Prepared) Close() {
 	if pj.taken.CompareAndSwap(false, true) {
 		pj.giveUp()
+	}
+}
+
+// Alive reports whether the jail can still run its program: its init and
+// pid 2 are waiting for it. Between the jail's readiness and its run nothing
+// of the jail writes its reports, so a report pipe that can be read (its
+// EOF) means they have ended: killed from the host, say, where an idle
+// jail's init is the OOM killer's first choice.
+func (pj *Prepared) Alive() bool {
+	if pj.taken.Load() {
+		return false
+	}
+	pfd := []unix.PollFd{{Fd: int32(pj.fds.reportR), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 0
 	}
 }
 

@@ -42,7 +42,8 @@ type Input struct {
 	// Log, when set, is told every isolation step in plain words (--debug).
 	Log func(format string, args ...any)
 	// StdinData is the program's standard input given as bytes, for a
-	// prepared jail (Prepared.Run); Stdin is ignored then.
+	// prepared jail (Prepared.Run), which gets a sealed copy, as a one-shot
+	// run gets of a file; Stdin is ignored then.
 	StdinData []byte
 	// Started, when set, is called once the program has run for lateStart
 	// (a shorter run ends before).
@@ -138,7 +139,7 @@ type supervisor struct {
 	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
 	goW       int               // prepared: the pipe that brings the program
-	stdinW    int               // prepared: the program\'s stdin
+	stdinW    int               // prepared: the stdin pipe's write end, closed at the run
 	pid       int
 	pidfd     int32 // set by clone3 (CLONE_PIDFD)
 	started   time.Time
@@ -507,7 +508,8 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 	c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[1], c.stdio[2], c.notifySock = p.syncR, p.ctlR, p.ctlW, p.reportW, p.stdoutW, p.stderrW, p.sockC
 	fds = jailFds{stdoutR: p.stdoutR, stderrR: p.stderrR, reportR: p.reportR, notifyR: p.sockS}
 	if s.prepared {
-		// Stdin is a pipe the run fills; the go pipe brings the program.
+		// Stdin is a pipe until the run sends the program's own
+		// (recvStdin); the go pipe brings the program.
 		pair := func(what string) (r, w int, err error) {
 			var p [2]int
 			if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
@@ -574,32 +576,63 @@ func openStdin(ctx context.Context, path string, wait time.Duration) (int, error
 		return fd, nil // a device
 	}
 	defer unix.Close(fd)
-	m, err := unix.MemfdCreate("gojail-stdin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	m, err := sealedCopy(func(m int) error {
+		for {
+			n, err := unix.Sendfile(m, fd, nil, 1<<30)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				return err
+			}
+		}
+	})
 	if err != nil {
-		return -1, fmt.Errorf("--stdin %s: memfd_create: %w", path, err)
-	}
-	for {
-		n, err := unix.Sendfile(m, fd, nil, 1<<30)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			unix.Close(m)
-			return -1, fmt.Errorf("--stdin %s: copy: %w", path, err)
-		}
-		if n == 0 {
-			break
-		}
-	}
-	if _, err := unix.FcntlInt(uintptr(m), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
-		unix.Close(m)
-		return -1, fmt.Errorf("--stdin %s: seal: %w", path, err)
-	}
-	if _, err := unix.Seek(m, 0, io.SeekStart); err != nil {
-		unix.Close(m)
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// sealedCopy is a memfd that fill writes, then sealed against any change
+// and read from its start: the program's stdin, which it can neither write
+// through nor grow.
+func sealedCopy(fill func(m int) error) (int, error) {
+	m, err := unix.MemfdCreate("gojail-stdin", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return -1, fmt.Errorf("memfd_create: %w", err)
+	}
+	if err := fill(m); err != nil {
+		unix.Close(m)
+		return -1, fmt.Errorf("copy: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(m), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
+		unix.Close(m)
+		return -1, fmt.Errorf("seal: %w", err)
+	}
+	if _, err := unix.Seek(m, 0, io.SeekStart); err != nil {
+		unix.Close(m)
+		return -1, err
+	}
+	return m, nil
+}
+
+// stdinFor opens a prepared jail's stdin: in.StdinData as a sealed copy,
+// else in.Stdin as a one-shot run's (openStdin), else /dev/null.
+func stdinFor(ctx context.Context, in Input, wait time.Duration) (int, error) {
+	switch {
+	case in.StdinData != nil:
+		return sealedCopy(func(m int) error {
+			_, err := writeAll(m, in.StdinData)
+			return err
+		})
+	case in.Stdin != "":
+		return openStdin(ctx, in.Stdin, wait)
+	}
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open /dev/null for the program's stdin: %w", err)
+	}
+	return fd, nil
 }
 
 // openFIFO opens the FIFO at self (a /proc/self/fd link) for reading, and

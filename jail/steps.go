@@ -44,6 +44,7 @@ const (
 	stepStdio
 	stepCloseFds
 	stepCommand
+	stepStdin
 	stepCodeFile
 	stepSignalfd
 	stepFork
@@ -94,6 +95,7 @@ var stepNames = [stepCount]string{
 	stepStdio:        "dup3 stdio",
 	stepCloseFds:     "close_range",
 	stepCommand:      "read the command",
+	stepStdin:        "receive the program's stdin",
 	stepCodeFile:     "create the submitted file and bind it read-only",
 	stepSignalfd:     "signalfd",
 	stepFork:         "fork the program",

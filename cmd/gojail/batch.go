@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -31,12 +32,17 @@ type prepared struct {
 	err error
 }
 
-// request is one line of gojail batch's input.
+// request is one line of gojail batch's input: the submitted file (code,
+// or code_base64 for bytes that are not UTF-8 text, a compiled submission
+// say) or a program inside the jail (program), its arguments, and its stdin
+// (stdin, or stdin_base64).
 type request struct {
-	Code    string   `json:"code"`    // the submitted file's contents
-	Program string   `json:"program"` // or a program inside the jail (exec policy)
-	Args    []string `json:"args"`
-	Stdin   string   `json:"stdin"`
+	Code        string   `json:"code"`
+	CodeBase64  []byte   `json:"code_base64"`
+	Program     string   `json:"program"`
+	Args        []string `json:"args"`
+	Stdin       string   `json:"stdin"`
+	StdinBase64 []byte   `json:"stdin_base64"`
 }
 
 func batchCommand() *cli.Command {
@@ -52,6 +58,7 @@ func batchCommand() *cli.Command {
 		Name:  "batch",
 		Usage: "run many programs, one per JSON line on stdin, each in a fresh jail prepared ahead; one JSON result per line on stdout",
 		Description: `Each input line is {"code": "...", "args": [...], "stdin": "..."} or {"program": "/usr/bin/x", "args": [...]}.
+Code or stdin that is not UTF-8 text comes base64-encoded, as "code_base64" or "stdin_base64".
 While one program runs, the next jail is prepared (namespaces, root, cgroup, filter), so a
 run costs little more than the program; every run still gets a jail no earlier run touched.
 Each result has "latency_ms": from reading the request to the result.`,
@@ -62,6 +69,9 @@ Each result has "latency_ms": from reading the request to the result.`,
 }
 
 func batchAction(c *cli.Context) error {
+	if c.Args().Present() {
+		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("gojail batch takes no arguments, its requests come on stdin, one JSON object per line: %q given (and any flag after it was not read)", c.Args().First())), true)
+	}
 	ref := c.String("policy")
 	if ref == "" {
 		ref = "python"
@@ -87,6 +97,9 @@ func batchAction(c *cli.Context) error {
 	ahead := c.Int("prepare")
 	if ahead < 1 || ahead > 64 {
 		return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("--prepare %d: keep between 1 and 64 jails ready", ahead)), true)
+	}
+	if err := descriptorRoom(ahead); err != nil {
+		return finish(c, jail.Failed(jail.StatusInvalidInput, err), true)
 	}
 	// A reader that goes away gets EPIPE on the next result, not SIGPIPE.
 	// SIGINT, SIGTERM and SIGHUP end the input: a running request is
@@ -181,7 +194,7 @@ func batchAction(c *cli.Context) error {
 		if line.over > 0 {
 			r = jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: its line is over %d bytes (%d MiB): send a smaller stdin or code", maxRequest, maxRequest>>20))
 		} else {
-			r, pj, used = runRequest(ctx, &p, line.b, next, programs)
+			r, pj, used = runRequest(ctx, &p, line.b, next, programs, logf)
 		}
 		r.LatencyMs = ms(time.Since(t0))
 		if pj != nil {
@@ -191,7 +204,7 @@ func batchAction(c *cli.Context) error {
 		if used {
 			want <- struct{}{} // prepare another
 		}
-		if err := r.WriteJSON(os.Stdout); err != nil {
+		if err := writeResult(ctx, r); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 		failed = failed || r.Status == jail.StatusInternalError
@@ -203,6 +216,42 @@ func batchAction(c *cli.Context) error {
 		return cli.Exit("", 125)
 	}
 	return nil
+}
+
+// writeResult writes r as one line of the batch's output, unless ctx ends
+// first: a reader that stopped reading cannot keep the batch past a signal.
+// The write is then left blocked, and gojail exits.
+func writeResult(ctx context.Context, r *jail.Result) error {
+	done := make(chan error, 1)
+	go func() { done <- r.WriteJSON(os.Stdout) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errors.New("interrupted, the reader had not taken it")
+	}
+}
+
+// jailDescriptors is about how many descriptors a prepared jail holds
+// open in the batch (12, and a run's few more).
+const jailDescriptors = 16
+
+// descriptorRoom refuses a --prepare whose jails would not fit under this
+// process's descriptor limit: each jail past it would fail its request.
+func descriptorRoom(ahead int) error {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return nil
+	}
+	const own = 64 // the batch's own, and a run's
+	need := uint64(ahead+1)*jailDescriptors + own
+	if need <= lim.Cur {
+		return nil
+	}
+	if most := (int64(lim.Cur)-own)/jailDescriptors - 1; most >= 1 {
+		return fmt.Errorf("--prepare %d: its jails hold about %d descriptors open, and this process may have %d (ulimit -n): keep at most %d ready, or raise the limit", ahead, need, lim.Cur, most)
+	}
+	return fmt.Errorf("--prepare %d: its jails hold about %d descriptors open, and this process may have %d (ulimit -n): raise the limit", ahead, need, lim.Cur)
 }
 
 // maxRequest is the longest request line a batch reads: a longer one gets
@@ -269,9 +318,13 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail. It returns the jail it ran, whose teardown the caller
 // waits for, and says whether it took one (which then needs replacing).
-func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache) (*jail.Result, *jail.Prepared, bool) {
+func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache, logf func(string, ...any)) (*jail.Result, *jail.Prepared, bool) {
 	var req request
-	if err := exactKeys(line); err != nil {
+	if !utf8.Valid(line) {
+		return jail.Failed(jail.StatusInvalidInput, errors.New("request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64")), nil, false
+	}
+	seen, err := exactKeys(line)
+	if err != nil {
 		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -282,17 +335,29 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 	if dec.More() {
 		return jail.Failed(jail.StatusInvalidInput, errors.New("request: one JSON object per line")), nil, false
 	}
-	if req.Program != "" && req.Code != "" {
-		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code" or "program", not both`)), nil, false
+	switch n := count(seen, "code", "code_base64", "program"); {
+	case n == 0:
+		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "code", "code_base64" or "program"`)), nil, false
+	case n > 1:
+		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give one of "code", "code_base64" and "program"`)), nil, false
+	}
+	if count(seen, "stdin", "stdin_base64") > 1 {
+		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "stdin" or "stdin_base64", not both`)), nil, false
 	}
 	in := jail.Input{Args: req.Args}
-	if req.Stdin != "" { // else the pipe is closed: reads see EOF at once
+	switch { // else none: /dev/null, as a one-shot run's
+	case req.Stdin != "":
 		in.StdinData = []byte(req.Stdin)
+	case len(req.StdinBase64) > 0:
+		in.StdinData = req.StdinBase64
 	}
-	var err error
-	if req.Program != "" {
+	switch {
+	case seen["program"]:
 		in.Program, err = programs.check(req.Program, p)
-	} else {
+	case seen["code_base64"]:
+		in.Code = req.CodeBase64
+		err = validate.Code(in.Code, p, "code_base64")
+	default:
 		in.Code = []byte(req.Code)
 		err = validate.Code(in.Code, p, "code")
 	}
@@ -305,50 +370,98 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 	case <-ctx.Done(): // a signal while the next jail is made: it stays for the teardown
 		return jail.Failed(jail.StatusInternalError, errors.New("the run was cancelled")), nil, false
 	}
-	if pr.err != nil {
-		return jail.Failed(jail.StatusInternalError, pr.err), nil, true
+	if pr.err != nil || !pr.pj.Alive() {
+		// A jail that could not be made, or has ended since (killed from
+		// the host): the request gets one made now, not that failure.
+		if pr.pj != nil {
+			pr.pj.Close()
+		}
+		pj, err := jail.Prepare(ctx, p, logf)
+		if err != nil {
+			return jail.Failed(jail.StatusInternalError, err), nil, true
+		}
+		pr = prepared{pj: pj}
 	}
 	return pr.pj.Run(ctx, in), pr.pj, true
 }
 
+func count(seen map[string]bool, keys ...string) int {
+	n := 0
+	for _, k := range keys {
+		if seen[k] {
+			n++
+		}
+	}
+	return n
+}
+
 // requestKeys are a request's fields, spelled exactly.
-var requestKeys = []string{"code", "program", "args", "stdin"}
+var requestKeys = []string{"code", "code_base64", "program", "args", "stdin", "stdin_base64"}
+
+// maxArgs is the most arguments a request may give: a prepared jail takes
+// at most 4,000 arguments and environment entries in all (jail.Prepared).
+const maxArgs = 4000
 
 // exactKeys refuses a request object whose keys are not requestKeys as
 // spelled, or that gives one twice: encoding/json matches keys without
 // regard to case, and keeps the last of two, so that {"Program": ...} or
 // {"code": ..., "CODE": ...} got past a caller that looked for "program" or
-// "code" itself. Anything else wrong is left to the decoder to say.
-func exactKeys(line []byte) error {
+// "code" itself. It refuses more than maxArgs arguments before the decoder
+// makes a string of each (a line of 11 million empty ones took the batch
+// to 590 MB). It returns the keys given; anything else wrong is left to
+// the decoder to say.
+func exactKeys(line []byte) (map[string]bool, error) {
+	seen := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if t, err := dec.Token(); err != nil {
-		return nil // the decoder says what is wrong
+		return seen, nil // the decoder says what is wrong
 	} else if t != json.Delim('{') {
 		if len(line) > 40 {
 			line = append(line[:40:40], "..."...)
 		}
-		return fmt.Errorf("one JSON object per line, not %s", line)
+		return seen, fmt.Errorf("one JSON object per line, not %s", line)
 	}
-	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil
+			return seen, nil
 		}
 		key, _ := t.(string)
 		if !slices.Contains(requestKeys, key) {
-			return fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
+			return seen, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
 		}
 		if seen[key] {
-			return fmt.Errorf("field %q given twice", key)
+			return seen, fmt.Errorf("field %q given twice", key)
 		}
 		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return seen, nil
+		}
+		if key == "args" && entriesOver(value, maxArgs) {
+			return seen, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs)
 		}
 	}
-	return nil
+	return seen, nil
+}
+
+// entriesOver reports whether the JSON array raw holds more than max
+// entries, looking at no more than max+1 of them.
+func entriesOver(raw json.RawMessage, max int) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return false
+	}
+	for n := 0; dec.More(); n++ {
+		if n == max {
+			return true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // programCache remembers the programs a batch has found inside its jails:
