@@ -195,7 +195,8 @@ func allocFailure(stderr, truncatedTail string) bool {
 	if truncatedTail != "" { // the stream's real end, past what is kept
 		tail = truncatedTail
 	}
-	for _, m := range []string{"MemoryError", "Cannot allocate memory", "cannot allocate memory", "out of memory", "Out of memory", "std::bad_alloc"} {
+	for _, m := range []string{"MemoryError", "Cannot allocate memory", "cannot allocate memory", "out of memory", "Out of memory", "std::bad_alloc",
+		"xmalloc: cannot allocate", "xrealloc: cannot allocate"} { // bash's own allocator
 		if strings.Contains(tail, m) {
 			return true
 		}

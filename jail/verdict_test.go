@@ -39,6 +39,27 @@ func TestVerdictKilledCallBeforeOwnExit(t *testing.T) {
 	}
 }
 
+// The runtimes' messages for a refused allocation, each of a failing
+// program's last words; bash's were read as a runtime_error.
+func TestAllocFailure(t *testing.T) {
+	for _, tc := range []struct {
+		stderr string
+		want   bool
+	}{
+		{"Traceback (most recent call last):\n  File \"/work/main.py\", line 1\nMemoryError\n", true},
+		{"/work/main.sh: xmalloc: cannot allocate 16 bytes\n", true},
+		{"/work/main.sh: line 1: xrealloc: cannot allocate 18446744071562067968 bytes\n", true},
+		{"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", true},
+		{"terminate called after throwing an instance of 'std::bad_alloc'\n", true},
+		{"ls: cannot access 'x': No such file or directory\n", false},
+		{"", false},
+	} {
+		if got := allocFailure(tc.stderr, ""); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.stderr, got, tc.want)
+		}
+	}
+}
+
 // A stream past its limit keeps its last tailSize bytes apart, where the
 // verdict reads a program's last words: a MemoryError after a truncated
 // stderr was a runtime_error.
