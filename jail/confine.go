@@ -31,7 +31,7 @@ func (s *supervisor) cgroup() error {
 	case errors.As(err, &no):
 		s.log("no cgroup, falling back to rlimits: %s", no.Reason)
 		s.enforced["pids"] = "rlimit-nproc"
-		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process is stopped at its next whole second of CPU; a tree past the limit that fails is a time_limit)"
+		s.enforced["cpu_time"] = "rlimit-per-process (no cgroup: each process gets SIGXCPU at its next whole second of CPU, and SIGKILL a second later if it ignores or handles it; a tree past the limit that fails is a time_limit)"
 		s.enforced["memory"] = "rlimit-as (no cgroup: caps each process's address space, not the tree's memory)"
 		if !l.RlimitAS {
 			s.enforced["memory"] = "none (no cgroup, and this policy turns the address-space rlimit off)"

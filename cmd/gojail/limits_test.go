@@ -138,6 +138,24 @@ func TestCPULimitOfTheTree(t *testing.T) {
 	}
 }
 
+// A process that ignores SIGXCPU is stopped all the same: by the cgroup's
+// counter at the limit, or, without a cgroup, by RLIMIT_CPU's SIGKILL a
+// second after the limit's next whole second (as enforced says).
+func TestCPULimitSIGXCPUIgnored(t *testing.T) {
+	o := py(t, "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass", "--cpu-time", "200ms", "--timeout", "10s")
+	o.want(t, jail.StatusTimeLimit, 124)
+	most := 500.0
+	if !withCgroup(o) {
+		most = 2300
+		if !strings.Contains(o.res.Enforced["cpu_time"], "SIGKILL a second later") {
+			t.Errorf("enforced %q does not say so", o.res.Enforced["cpu_time"])
+		}
+	}
+	if o.res.CPUMs > most {
+		t.Fatalf("cpu_ms %.1f for a limit of 200 ms, want at most %.0f", o.res.CPUMs, most)
+	}
+}
+
 // gojail pinned to one CPU (taskset, a grader's worker) still stops a tree
 // that spreads over every CPU at its limit: the program may widen the
 // affinity it inherits, so the supervisor's own is no bound on how fast the
