@@ -545,7 +545,7 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 // caller, who usually owns it). The file is checked through an O_PATH
 // descriptor, then opened through it; a FIFO is waited for until its
 // writer writes or closes it, no longer than wait (the run's wall-clock
-// limit) or ctx (openFIFO).
+// limit) or ctx (openFIFO). A terminal is refused.
 func openStdin(ctx context.Context, path string, wait time.Duration) (int, error) {
 	at, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
 		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
@@ -573,7 +573,13 @@ func openStdin(ctx context.Context, path string, wait time.Duration) (int, error
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fd, nil // a device
+		// A device, but not a terminal: the jail would share it, its
+		// settings and its pending input (the caller's, for /dev/tty).
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("--stdin %s is a terminal, which the program would share with its other users (its settings, its pending input): give a file, a FIFO or another device", path)
+		}
+		return fd, nil
 	}
 	defer unix.Close(fd)
 	m, err := sealedCopy(func(m int) error {

@@ -137,6 +137,28 @@ except OSError:
 			o.want(t, jail.StatusInvalidInput, 125)
 		}
 	})
+	// A terminal (the caller's /dev/tty, say) would be shared with the
+	// jail: its settings, its pending input. A pty's other end stands in.
+	t.Run("--stdin terminal is refused", func(t *testing.T) {
+		ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+		if err != nil {
+			t.Skipf("no pseudo-terminals here: %v", err)
+		}
+		defer ptmx.Close()
+		if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+			t.Skipf("unlockpt: %v", err)
+		}
+		n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+		if err != nil {
+			t.Skipf("ptsname: %v", err)
+		}
+		pts := fmt.Sprintf("/dev/pts/%d", n)
+		o := py(t, "print(1)", "--stdin", pts)
+		o.want(t, jail.StatusInvalidInput, 125)
+		if want := "--stdin " + pts + " is a terminal"; !strings.HasPrefix(o.res.Error, want) {
+			t.Fatalf("error %q, want it to start %q", o.res.Error, want)
+		}
+	})
 	// A FIFO is opened once, by the run: a second open (validation's) would
 	// take the writer's data or its only open, and the run's would wait for
 	// another writer. Ten times: the writer may close before or after.
