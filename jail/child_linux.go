@@ -79,7 +79,8 @@ type childPlan struct {
 
 	// A prepared jail's program comes later, on the go pipe (readCommand):
 	// the file's length (8 bytes, little endian) and bytes, then the counts
-	// of argv and the environment (4 bytes each) and their NUL-terminated
+	// of argv and the environment (4 bytes each; argc's top bit, stdinSent:
+	// a stdin comes on the listener's socket) and their NUL-terminated
 	// strings. It is parsed into blob and the two arrays.
 	debug    bool // report the child's steps with their times (--debug)
 	prepared bool
@@ -91,6 +92,7 @@ type childPlan struct {
 	// (filterOrder: the listener goes out before RLIMIT_NOFILE is lowered).
 	limitsLate bool
 	goR        int
+	stdinSent  bool
 	fileName   *byte // the submitted file, relative to the work directory
 	fileMode   uintptr
 	// A prepared jail's submitted file is opened by pid 2 before its
@@ -1021,9 +1023,11 @@ func childProgram(c *childPlan) {
 		if e1 = readCommand(c); e1 != 0 {
 			goto fail
 		}
-		step = stepStdin
-		if e1 = recvStdin(c); e1 != 0 {
-			goto fail
+		if c.stdinSent {
+			step = stepStdin
+			if e1 = recvStdin(c); e1 != 0 {
+				goto fail
+			}
 		}
 		if !c.limitsLate {
 			if step, i, e1 = setLimits(c); e1 != 0 {
@@ -1089,8 +1093,8 @@ func recvJoin(c *childPlan) syscall.Errno {
 
 // recvStdin takes a prepared jail's stdin, which the supervisor sent on the
 // listener's socket once the request was known, before the command (as a
-// one-shot run's: a sealed copy of the data or of a file, /dev/null, a FIFO
-// or a device), and puts it at 0 in place of the pipe it was prepared with.
+// one-shot run's: a sealed copy of the data or of a file, a FIFO or a
+// device), and puts it at 0 in place of the /dev/null it was prepared with.
 //
 //go:nosplit
 //go:norace
@@ -1357,7 +1361,8 @@ func readCommand(c *childPlan) syscall.Errno {
 	if n < 8 {
 		return syscall.EINVAL
 	}
-	argc := int(c.blob[0]) | int(c.blob[1])<<8 | int(c.blob[2])<<16 | int(c.blob[3])<<24
+	argc := int(c.blob[0]) | int(c.blob[1])<<8 | int(c.blob[2])<<16 | int(c.blob[3]&0x7f)<<24
+	c.stdinSent = c.blob[3]&0x80 != 0
 	envc := int(c.blob[4]) | int(c.blob[5])<<8 | int(c.blob[6])<<16 | int(c.blob[7])<<24
 	if argc < 1 || argc >= len(c.argvRaw) || envc >= len(c.envvRaw) {
 		return syscall.E2BIG

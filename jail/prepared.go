@@ -131,24 +131,28 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
 	}
-	cmd, err := pj.command(in)
-	if err != nil {
-		pj.giveUp()
-		return Failed(StatusInvalidInput, err)
-	}
-	// The program's stdin is what a one-shot run's would be, sent to pid 2
-	// with the request, in place of the pipe the jail was prepared with.
+	// The program's stdin is what a one-shot run's would be: /dev/null,
+	// which the jail was prepared with, or one sent to pid 2 now.
 	fd, err := stdinFor(ctx, in, s.p.Limits.WallTime.Std())
 	if err != nil {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
 	}
-	err = sendFds(pj.fds.notifyR, []int{fd})
-	syscall.Close(fd)
-	s.closeFd(s.stdinW)
+	cmd, err := pj.command(in, fd >= 0)
 	if err != nil {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
 		pj.giveUp()
-		return Failed(StatusInternalError, fmt.Errorf("send the program's stdin to the jail: %w", err))
+		return Failed(StatusInvalidInput, err)
+	}
+	if fd >= 0 {
+		err = sendFds(pj.fds.notifyR, []int{fd})
+		syscall.Close(fd)
+		if err != nil {
+			pj.giveUp()
+			return Failed(StatusInternalError, fmt.Errorf("send the program's stdin to the jail: %w", err))
+		}
 	}
 	s.started = time.Now()
 	if w := s.takeFd(s.goW); len(cmd) <= syscall.Getpagesize() {
@@ -213,8 +217,9 @@ func (pj *Prepared) giveUp() {
 }
 
 // command encodes the program for readCommand: the file's length and
-// bytes (all ones: no file), then argv and the environment.
-func (pj *Prepared) command(in Input) ([]byte, error) {
+// bytes (all ones: no file), then argv and the environment; argc's top bit
+// says that a stdin comes on the listener's socket (recvStdin).
+func (pj *Prepared) command(in Input, stdin bool) ([]byte, error) {
 	p := pj.s.p
 	var b []byte
 	size := ^uint64(0)
@@ -234,7 +239,11 @@ func (pj *Prepared) command(in Input) ([]byte, error) {
 	if in.Program == "" {
 		b = append(b, in.Code...)
 	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(argv)))
+	argc := uint32(len(argv))
+	if stdin {
+		argc |= stdinSent
+	}
+	b = binary.LittleEndian.AppendUint32(b, argc)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Run.Env)))
 	n := 8
 	for _, a := range append(append([]string{}, argv...), p.Run.Env...) {
@@ -260,6 +269,10 @@ func (s *supervisor) programPath() string {
 	}
 	return goString(s.plan.path)
 }
+
+// stdinSent, in a prepared jail's command's argc, says that the program's
+// stdin comes on the listener's socket.
+const stdinSent = 1 << 31
 
 // commandMax is the room for argv and the environment in a prepared jail.
 const commandMax = 256 << 10

@@ -139,7 +139,6 @@ type supervisor struct {
 	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
 	goW       int               // prepared: the pipe that brings the program
-	stdinW    int               // prepared: the stdin pipe's write end, closed at the run
 	pid       int
 	pidfd     int32 // set by clone3 (CLONE_PIDFD)
 	started   time.Time
@@ -508,20 +507,19 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 	c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[1], c.stdio[2], c.notifySock = p.syncR, p.ctlR, p.ctlW, p.reportW, p.stdoutW, p.stderrW, p.sockC
 	fds = jailFds{stdoutR: p.stdoutR, stderrR: p.stderrR, reportR: p.reportR, notifyR: p.sockS}
 	if s.prepared {
-		// Stdin is a pipe until the run sends the program's own
+		// Stdin is /dev/null unless the run sends the program's own
 		// (recvStdin); the go pipe brings the program.
-		pair := func(what string) (r, w int, err error) {
-			var p [2]int
-			if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-				return -1, -1, fmt.Errorf("pipe for %s: %w", what, err)
-			}
-			return s.keep(p[0]), s.keep(p[1]), nil
+		null, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fds, -1, fmt.Errorf("open /dev/null for the program's stdin: %w", err)
 		}
-		if c.stdio[0], s.stdinW, err = pair("stdin"); err != nil {
-			return fds, -1, err
+		c.stdio[0] = s.keep(null)
+		var p2 [2]int
+		if err := syscall.Pipe2(p2[:], syscall.O_CLOEXEC); err != nil {
+			return fds, -1, fmt.Errorf("pipe for go: %w", err)
 		}
-		c.goR, s.goW, err = pair("go")
-		return fds, p.syncW, err
+		c.goR, s.goW = s.keep(p2[0]), s.keep(p2[1])
+		return fds, p.syncW, nil
 	}
 	var fd int
 	if s.in.Stdin != "" {
@@ -623,7 +621,8 @@ func sealedCopy(fill func(m int) error) (int, error) {
 }
 
 // stdinFor opens a prepared jail's stdin: in.StdinData as a sealed copy,
-// else in.Stdin as a one-shot run's (openStdin), else /dev/null.
+// else in.Stdin as a one-shot run's (openStdin); -1 for none (the jail's
+// /dev/null).
 func stdinFor(ctx context.Context, in Input, wait time.Duration) (int, error) {
 	switch {
 	case in.StdinData != nil:
@@ -634,11 +633,7 @@ func stdinFor(ctx context.Context, in Input, wait time.Duration) (int, error) {
 	case in.Stdin != "":
 		return openStdin(ctx, in.Stdin, wait)
 	}
-	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("open /dev/null for the program's stdin: %w", err)
-	}
-	return fd, nil
+	return -1, nil
 }
 
 // openFIFO opens the FIFO at self (a /proc/self/fd link) for reading, and
