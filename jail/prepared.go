@@ -136,6 +136,9 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	fd, err := stdinFor(ctx, in, s.p.Limits.WallTime.Std())
 	if err != nil {
 		pj.giveUp()
+		if in.StdinData != nil { // its copy failed: gojail's own fault
+			return Failed(StatusInternalError, fmt.Errorf("the program's stdin: %w", err))
+		}
 		return Failed(StatusInvalidInput, err)
 	}
 	cmd, err := pj.command(in, fd >= 0)

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -218,18 +219,44 @@ func batchAction(c *cli.Context) error {
 	return nil
 }
 
-// writeResult writes r as one line of the batch's output, unless ctx ends
-// first: a reader that stopped reading cannot keep the batch past a signal.
-// The write is then left blocked, and gojail exits.
+// writeResult writes r as one line of the batch's output. Once ctx is done
+// (a signal), it goes on while the reader takes the result, and gives up
+// after a second in which it took nothing: a reader that stopped reading
+// cannot keep the batch past a signal. The write is then left blocked, and
+// gojail exits.
 func writeResult(ctx context.Context, r *jail.Result) error {
+	out := &progressWriter{w: os.Stdout}
 	done := make(chan error, 1)
-	go func() { done <- r.WriteJSON(os.Stdout) }()
+	go func() { done <- r.WriteJSON(out) }()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return errors.New("interrupted, the reader had not taken it")
 	}
+	for last := int64(-1); ; {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Second):
+		}
+		n := out.n.Load()
+		if n == last {
+			return errors.New("interrupted, the reader had not taken it")
+		}
+		last = n
+	}
+}
+
+// progressWriter counts what w has taken.
+type progressWriter struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.n.Add(int64(n))
+	return n, err
 }
 
 // jailDescriptors is about how many descriptors a prepared jail holds

@@ -340,6 +340,46 @@ func TestBatchInterruptedWhileWriting(t *testing.T) {
 	}
 }
 
+// A signal mid-request, with a reader that takes the result slowly: the
+// result (the run cancelled) comes whole, and the batch says nothing of its
+// reader (the write gave up at the signal, its line cut, and blamed it).
+func TestBatchInterruptedSlowReader(t *testing.T) {
+	cmd := exec.Command(gojailBin, "batch", "--timeout", "20s")
+	cmd.Stdin = strings.NewReader(`{"code": "import sys, time\nsys.stdout.write('x' * 900000)\nsys.stdout.flush()\ntime.sleep(10)"}` + "\n")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	time.AfterFunc(time.Second, func() { cmd.Process.Signal(syscall.SIGTERM) })
+	var out []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := stdout.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Wait()
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("the result (%d bytes) is not whole: %v; gojail's stderr %q", len(out), err, stderr.String())
+	}
+	if r.Status != jail.StatusInternalError || r.Error != "the run was cancelled" || len(r.Stdout) != 900000 || stderr.Len() != 0 {
+		t.Fatalf("%s %q, %d bytes of stdout, gojail's stderr %q; want internal_error, the run was cancelled, 900000, nothing", r.Status, r.Error, len(r.Stdout), stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 125 {
+		t.Errorf("exit %d, want 125", code)
+	}
+}
+
 // A prepared jail killed from the host while it waits (an idle jail's init
 // is the OOM killer's first choice) is replaced for the request that would
 // have had it, which runs as any other.
