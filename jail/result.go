@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,9 @@ type Result struct {
 	// the result: what a caller waits, the jail's preparation excluded
 	// when a prepared jail was ready.
 	LatencyMs float64 `json:"latency_ms,omitempty"`
+	// ID is, in gojail batch, the request's "id" as it came (a JSON string
+	// or number), so that a caller can match results to requests.
+	ID json.RawMessage `json:"id,omitempty"`
 }
 
 // SeccompEvent is a system call the seccomp policy refused, in log mode.

@@ -107,6 +107,10 @@ func (r *Result) appendJSON(b []byte, flush func([]byte) []byte) []byte {
 		b = append(b, `,"latency_ms":`...)
 		b = appendJSONFloat(b, r.LatencyMs)
 	}
+	if len(r.ID) > 0 { // a JSON string or number, as the request gave it (batch checks)
+		b = append(b, `,"id":`...)
+		b = append(b, r.ID...)
+	}
 	return append(b, "}\n"...)
 }
 

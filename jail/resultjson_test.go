@@ -49,6 +49,9 @@ func TestAppendJSON(t *testing.T) {
 		if rng.Intn(2) == 0 {
 			r.LatencyMs = floats[rng.Intn(len(floats))]
 		}
+		if rng.Intn(2) == 0 {
+			r.ID, _ = json.Marshal([]any{str(), rng.Intn(1000)}[rng.Intn(2)])
+		}
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)

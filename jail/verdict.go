@@ -110,11 +110,31 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 		case sig == syscall.SIGXFSZ:
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("file size limit of %s exceeded (or a lower RLIMIT_FSIZE the program set itself)", l.FileSize)
 		default:
-			r.Status = StatusSignaled
+			r.Status, r.Error = StatusSignaled, "killed by "+r.Signal+signalWords(sig, l)
 		}
 	default:
 		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
 	}
+}
+
+// signalWords says what a signal that killed the program, no limit of
+// gojail's, usually means.
+func signalWords(sig syscall.Signal, l *policy.Limits) string {
+	switch sig {
+	case syscall.SIGSEGV:
+		return fmt.Sprintf(": an invalid memory access (a stack overflow past limits.stack, %s, ends this way too)", l.Stack)
+	case syscall.SIGBUS:
+		return ": a bus error (a mapped file's page gone, say)"
+	case syscall.SIGFPE:
+		return ": an arithmetic error (an integer division by zero, say)"
+	case syscall.SIGILL:
+		return ": an illegal instruction"
+	case syscall.SIGABRT:
+		return ": abort() (a failed assertion, or an uncaught C++ exception)"
+	case syscall.SIGKILL:
+		return ", by no limit of gojail's (from inside the jail, or from the host)"
+	}
+	return ""
 }
 
 // cpuVerdict makes a failure of a tree that used more CPU time than the

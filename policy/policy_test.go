@@ -99,9 +99,16 @@ func TestSizes(t *testing.T) {
 			t.Errorf("ParseSize(%q) accepted", s)
 		}
 	}
-	for _, s := range []Size{1 << 30, 64 << 20, 4096, 1000} {
+	for _, s := range []Size{1 << 30, 64 << 20, 4096, 1000, 64_000_000, 1536, 0} {
 		if back, err := ParseSize(s.String()); err != nil || back != s {
 			t.Errorf("%d printed as %q reads back as %d", s, s, back)
+		}
+	}
+	// In the unit that takes the fewest digits: a limit given as 64MB is
+	// printed so, not as 62500KiB.
+	for s, want := range map[Size]string{64 << 20: "64MiB", 64_000_000: "64MB", 1000: "1KB", 1024: "1KiB", 1536: "1536B", 0: "0B", 3 << 30: "3GiB"} {
+		if got := s.String(); got != want {
+			t.Errorf("%d printed as %q, want %q", s, got, want)
 		}
 	}
 }

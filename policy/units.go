@@ -38,7 +38,7 @@ func ParseSize(s string) (Size, error) {
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q: want a non-negative whole number of bytes or a unit of B, KiB, MiB, GiB, KB, MB, GB, e.g. \"64MiB\"", s)
+		return 0, fmt.Errorf("bad size %q: want a non-negative whole number of bytes or a unit of B, KiB, MiB, GiB (K, M, G are the same), KB, MB, GB (powers of 1000), e.g. \"64MiB\"", s)
 	}
 	if n > (1<<62)/mult {
 		return 0, fmt.Errorf("size %q is too large", s)
@@ -46,17 +46,25 @@ func ParseSize(s string) (Size, error) {
 	return Size(n * mult), nil
 }
 
-// String prints the size in the largest binary unit that divides it exactly.
+// String prints the size in the unit that divides it exactly with the
+// fewest digits, binary before decimal: 64MiB, 64MB (not 62500KiB), 4KiB.
 func (s Size) String() string {
+	best := strconv.FormatInt(int64(s), 10)
+	unit := "B"
+	if s == 0 {
+		return best + unit
+	}
 	for _, u := range []struct {
 		suffix string
 		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if s != 0 && int64(s)%u.mult == 0 {
-			return strconv.FormatInt(int64(s)/u.mult, 10) + u.suffix
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
+		if int64(s)%u.mult == 0 {
+			if v := strconv.FormatInt(int64(s)/u.mult, 10); len(v) < len(best) {
+				best, unit = v, u.suffix
+			}
 		}
 	}
-	return strconv.FormatInt(int64(s), 10) + "B"
+	return best + unit
 }
 
 // UnmarshalTOML accepts an integer (bytes) or a string with a unit.

@@ -44,6 +44,9 @@ type request struct {
 	Args        []string `json:"args"`
 	Stdin       string   `json:"stdin"`
 	StdinBase64 []byte   `json:"stdin_base64"`
+	// ID, a JSON string or number of the caller's, comes back in the
+	// result as it came (exactKeys takes it).
+	ID json.RawMessage `json:"id"`
 }
 
 func batchCommand() *cli.Command {
@@ -345,12 +348,16 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 // runRequest decodes and checks one request and runs it in the next
 // prepared jail. It returns the jail it ran, whose teardown the caller
 // waits for, and says whether it took one (which then needs replacing).
-func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache, logf func(string, ...any)) (*jail.Result, *jail.Prepared, bool) {
+func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache, logf func(string, ...any)) (r *jail.Result, _ *jail.Prepared, _ bool) {
 	var req request
 	if !utf8.Valid(line) {
 		return jail.Failed(jail.StatusInvalidInput, errors.New("request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64")), nil, false
 	}
-	seen, err := exactKeys(line)
+	if len(bytes.TrimSpace(line)) == 0 {
+		return jail.Failed(jail.StatusInvalidInput, errors.New("request: an empty line: one JSON object per line")), nil, false
+	}
+	seen, id, err := exactKeys(line)
+	defer func() { r.ID = id }() // whatever else is wrong with the request
 	if err != nil {
 		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), nil, false
 	}
@@ -423,7 +430,10 @@ func count(seen map[string]bool, keys ...string) int {
 }
 
 // requestKeys are a request's fields, spelled exactly.
-var requestKeys = []string{"code", "code_base64", "program", "args", "stdin", "stdin_base64"}
+var requestKeys = []string{"code", "code_base64", "program", "args", "stdin", "stdin_base64", "id"}
+
+// maxID is the longest "id" a request may give, as JSON.
+const maxID = 1024
 
 // maxArgs is the most arguments a request may give: a prepared jail takes
 // at most 4,000 arguments and environment entries in all (jail.Prepared).
@@ -435,41 +445,48 @@ const maxArgs = 4000
 // {"code": ..., "CODE": ...} got past a caller that looked for "program" or
 // "code" itself. It refuses more than maxArgs arguments before the decoder
 // makes a string of each (a line of 11 million empty ones took the batch
-// to 590 MB). It returns the keys given; anything else wrong is left to
-// the decoder to say.
-func exactKeys(line []byte) (map[string]bool, error) {
-	seen := map[string]bool{}
+// to 590 MB). It returns the keys given and the request's id (nil for
+// none), which must be a JSON string or number; anything else wrong is
+// left to the decoder to say.
+func exactKeys(line []byte) (seen map[string]bool, id json.RawMessage, err error) {
+	seen = map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if t, err := dec.Token(); err != nil {
-		return seen, nil // the decoder says what is wrong
+		return seen, id, nil // the decoder says what is wrong
 	} else if t != json.Delim('{') {
 		if len(line) > 40 {
 			line = append(line[:40:40], "..."...)
 		}
-		return seen, fmt.Errorf("one JSON object per line, not %s", line)
+		return seen, id, fmt.Errorf("one JSON object per line, not %s", line)
 	}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return seen, nil
+			return seen, id, nil
 		}
 		key, _ := t.(string)
 		if !slices.Contains(requestKeys, key) {
-			return seen, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
+			return seen, id, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
 		}
 		if seen[key] {
-			return seen, fmt.Errorf("field %q given twice", key)
+			return seen, id, fmt.Errorf("field %q given twice", key)
 		}
 		seen[key] = true
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return seen, nil
+			return seen, id, nil
+		}
+		if key == "id" {
+			if len(value) == 0 || !strings.ContainsRune(`"-0123456789`, rune(value[0])) || len(value) > maxID {
+				return seen, nil, fmt.Errorf(`"id" is a JSON string or number of at most %d bytes`, maxID)
+			}
+			id = value
 		}
 		if key == "args" && entriesOver(value, maxArgs) {
-			return seen, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs)
+			return seen, id, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs)
 		}
 	}
-	return seen, nil
+	return seen, id, nil
 }
 
 // entriesOver reports whether the JSON array raw holds more than max

@@ -80,8 +80,8 @@ func TestBatch(t *testing.T) {
 		{jail.StatusTimeLimit, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
-		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, in lower case)`},
-		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, code_base64, program, args, stdin, stdin_base64, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
 		{jail.StatusInvalidInput, -1, "", `request: field "code" given twice`},
 		{jail.StatusInvalidInput, -1, "", `request: give "code", "code_base64" or "program"`},
 		{jail.StatusInvalidInput, -1, "", `request: give one of "code", "code_base64" and "program"`},
@@ -378,6 +378,39 @@ func TestBatchInterruptedSlowReader(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 125 {
 		t.Errorf("exit %d, want 125", code)
 	}
+}
+
+// A request's "id" comes back in its result as it was given, a string or
+// a number, also when the request is refused; every line gets its result,
+// an empty one too.
+func TestBatchRequestID(t *testing.T) {
+	cmd, stdin, out := startBatch(t, "--policy", "exec")
+	for _, tc := range []struct {
+		line, id string
+		status   jail.Status
+		err      string
+	}{
+		{`{"id": "sub-42", "program": "/bin/true"}`, `"sub-42"`, jail.StatusOK, ""},
+		{`{"program": "/bin/true", "id": 7}`, `7`, jail.StatusOK, ""},
+		{`{"id": "bad", "program": 3}`, `"bad"`, jail.StatusInvalidInput, "request: json: cannot unmarshal number into Go struct field request.program of type string"},
+		{`{"id": {"a": 1}, "program": "/bin/true"}`, ``, jail.StatusInvalidInput, `request: "id" is a JSON string or number of at most 1024 bytes`},
+		{``, ``, jail.StatusInvalidInput, "request: an empty line: one JSON object per line"},
+		{`{"program": "/bin/true"}`, ``, jail.StatusOK, ""},
+	} {
+		fmt.Fprintln(stdin, tc.line)
+		if !out.Scan() {
+			t.Fatalf("%s: no result", tc.line)
+		}
+		var r jail.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if string(r.ID) != tc.id || r.Status != tc.status || r.Error != tc.err {
+			t.Errorf("%s: id %s, %s %q; want id %s, %s %q", tc.line, r.ID, r.Status, r.Error, tc.id, tc.status, tc.err)
+		}
+	}
+	stdin.Close()
+	cmd.Wait()
 }
 
 // A prepared jail killed from the host while it waits (an idle jail's init

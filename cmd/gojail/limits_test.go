@@ -138,6 +138,15 @@ func TestCPULimitOfTheTree(t *testing.T) {
 	}
 }
 
+// --stack sets every process's stack limit (a judge's deep recursion).
+func TestStackFlag(t *testing.T) {
+	o := gojail(t, "--policy", "bash", "--stack", "64MiB", "-c", "ulimit -s")
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "65536\n" {
+		t.Fatalf("ulimit -s: %q, want 65536 (KiB)", o.res.Stdout)
+	}
+}
+
 // A process that ignores SIGXCPU is stopped all the same: by the cgroup's
 // counter at the limit, or, without a cgroup, by RLIMIT_CPU's SIGKILL a
 // second after the limit's next whole second (as enforced says).

@@ -35,6 +35,8 @@ func runCommand() *cli.Command {
 			stringFlag(&cli.StringFlag{Name: "memory", Usage: "memory limit of the whole tree, e.g. 64MiB"}),
 			stringFlag(&cli.StringFlag{Name: "pids", Usage: "most processes and threads alive at once"}),
 			stringFlag(&cli.StringFlag{Name: "output-limit", Usage: "bytes kept of each of stdout and stderr, e.g. 64KiB"}),
+			stringFlag(&cli.StringFlag{Name: "output-action", Usage: "past the output limit: truncate (keep running, the rest dropped) or kill (output_limit)"}),
+			stringFlag(&cli.StringFlag{Name: "stack", Usage: "stack size of each process, e.g. 256MiB"}),
 			stringFlag(&cli.StringFlag{Name: "net", Usage: "none, loopback or host"}),
 			sliceFlag(&cli.StringSliceFlag{Name: "env", Usage: "add or replace one environment variable, KEY=VALUE (repeatable)", KeepSpace: true}),
 			boolFlag(&cli.BoolFlag{Name: "debug", Usage: "log every isolation step to stderr"}),
@@ -195,7 +197,7 @@ func withFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 // limitFlags are the flags that set a limit, and the limit.
 var limitFlags = map[string]string{
 	"timeout": "limits.wall_time", "cpu-time": "limits.cpu_time", "memory": "limits.memory",
-	"output-limit": "limits.output", "pids": "limits.pids",
+	"output-limit": "limits.output", "pids": "limits.pids", "output-action": "limits.output_action", "stack": "limits.stack",
 }
 
 // applyFlags lets the run flags given (set, from setFlags) override the
@@ -227,6 +229,15 @@ func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 	dur("cpu-time", &p.Limits.CPUTime)
 	size("memory", &p.Limits.Memory)
 	size("output-limit", &p.Limits.Output)
+	size("stack", &p.Limits.Stack)
+	if set["output-action"] {
+		switch a := c.String("output-action"); a {
+		case policy.OutputTruncate, policy.OutputKill:
+			p.Limits.OutputAction = a
+		default:
+			bad("output-action", fmt.Errorf("%q: want truncate or kill", a))
+		}
+	}
 	if set["pids"] {
 		n, err := strconv.Atoi(c.String("pids"))
 		if err != nil || n < 1 {

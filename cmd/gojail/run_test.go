@@ -275,10 +275,13 @@ func TestStatuses(t *testing.T) {
 		{"ok", "print(1)", nil, jail.StatusOK, 0, "", ""},
 		{"runtime error keeps the exit code", "import sys; sys.exit(3)", nil, jail.StatusRuntimeError, 3, "", ""},
 		{"uncaught exception", "1/0", nil, jail.StatusRuntimeError, 1, "", ""},
-		{"killed by SIGSEGV", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", nil, jail.StatusSignaled, 128 + 11, "SIGSEGV", ""},
+		{"killed by SIGSEGV", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", nil, jail.StatusSignaled, 128 + 11, "SIGSEGV", "killed by SIGSEGV: an invalid memory access (a stack overflow past limits.stack, 8MiB, ends this way too)"},
+		{"killed by SIGFPE", "import os, signal; os.kill(os.getpid(), signal.SIGFPE)", nil, jail.StatusSignaled, 128 + 8, "SIGFPE", "killed by SIGFPE: an arithmetic error"},
+		// --output-action kill makes a flood output_limit without a policy file.
+		{"output past the limit, killed", "print('x' * 10000)", []string{"--output-limit", "1KiB", "--output-action", "kill"}, jail.StatusOutputLimit, 128 + 9, "SIGKILL", "output limit of 1KiB"},
 		// A real-time signal is named by its number; gojail exits 128+N
 		// all the same (it exited 125).
-		{"killed by a real-time signal", "import os; os.kill(os.getpid(), 34)", nil, jail.StatusSignaled, 128 + 34, "SIG34", ""},
+		{"killed by a real-time signal", "import os; os.kill(os.getpid(), 34)", nil, jail.StatusSignaled, 128 + 34, "SIG34", "killed by SIG34"},
 		{"killed by the last real-time signal", "import os; os.kill(os.getpid(), 64)", nil, jail.StatusSignaled, 128 + 64, "SIG64", ""},
 		{"wall-clock limit", "import time; time.sleep(60)", []string{"--timeout", "300ms"}, jail.StatusTimeLimit, 124, "SIGKILL", "wall-clock limit of 300ms"},
 		{"blocking read on stdin ends at once", "import sys; sys.stdin.read(); print('eof')", []string{"--timeout", "2s"}, jail.StatusOK, 0, "", ""},
@@ -523,6 +526,8 @@ func TestBadInput(t *testing.T) {
 		{"bad --memory", []string{"--memory", "12XB", ok}, `--memory: bad size "12XB"`},
 		{"bad --pids", []string{"--pids", "-1", ok}, `--pids: "-1" is not a whole number`},
 		{"bad --net", []string{"--net", "wifi", ok}, `--net: "wifi": want none, loopback or host`},
+		{"bad --output-action", []string{"--output-action", "stop", ok}, `--output-action: "stop": want truncate or kill`},
+		{"--stack out of range", []string{"--stack", "2GiB", ok}, "--stack (limits.stack) is 2GiB: it must be between"},
 		{"bad --env", []string{"--env", "NOEQUALS", ok}, `--env: "NOEQUALS" is not KEY=VALUE`},
 		{"limit out of range", []string{"--cpu-time", "0s", ok}, "--cpu-time (limits.cpu_time) is 0s: it must be between"},
 		{"work directory in /proc (its mount failed as internal_error)", []string{"--policy", procWork, ok}, `run.workdir "/proc/w" is inside /proc`},
