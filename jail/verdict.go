@@ -84,6 +84,7 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded (the program ended by itself before it was killed)", l.Output)
 		}()
 	}
+	defer s.pidsNote(r, usage) // deferred: after the two below
 	defer s.cpuVerdict(r)
 	defer s.memoryVerdict(r, usage)
 	switch {
@@ -115,6 +116,20 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 	default:
 		r.Status, r.Error = StatusInternalError, "unexpected wait status "+describeWait(ws)
 	}
+}
+
+// pidsNote says so in a failed run's error when the process limit refused
+// a fork or a thread, which the program only sees as EAGAIN ("can't start
+// new thread"), and may report or not.
+func (s *supervisor) pidsNote(r *Result, u limits.Usage) {
+	if u.PidsHit == 0 || (r.Status != StatusRuntimeError && r.Status != StatusSignaled) {
+		return
+	}
+	note := fmt.Sprintf("the process limit of %d (limits.pids) refused %d new process(es) or thread(s)", s.p.Limits.Pids, u.PidsHit)
+	if r.Error != "" {
+		note = r.Error + "; " + note
+	}
+	r.Error = note
 }
 
 // signalWords says what a signal that killed the program, no limit of

@@ -65,6 +65,7 @@ type Usage struct {
 	MemoryPeak int64         // the highest memory use of the whole tree
 	OOMKills   int64         // processes the OOM killer killed
 	MemoryHit  int64         // times the limit refused memory (v1 failcnt, v2 oom events)
+	PidsHit    int64         // forks and clones the pids limit refused (pids.events max)
 }
 
 // ErrNoCgroup says why no cgroup can be used; the run falls back to rlimits.

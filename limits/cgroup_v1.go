@@ -193,6 +193,9 @@ func (c *v1) Usage(counters bool) (Usage, error) {
 	oom, err := c.k.keys(mem, "memory.oom_control", "oom_kill")
 	u.OOMKills = oom[0]
 	errs = append(errs, err)
+	// pids.events: Linux 4.12; without it, nothing to say.
+	hit, _ := c.k.keys(c.dirs["pids"], "pids.events", "max")
+	u.PidsHit = hit[0]
 	return u, errors.Join(errs...)
 }
 

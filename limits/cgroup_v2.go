@@ -129,6 +129,8 @@ func (c *v2) Usage(counters bool) (Usage, error) {
 	ev, err := c.k.keys(c.dir, "memory.events", "oom_kill", "oom")
 	u.OOMKills, u.MemoryHit = ev[0], ev[1]
 	errs = append(errs, err)
+	hit, _ := c.k.keys(c.dir, "pids.events", "max") // as on v1
+	u.PidsHit = hit[0]
 	return u, errors.Join(errs...)
 }
 

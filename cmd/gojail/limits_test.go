@@ -138,6 +138,20 @@ func TestCPULimitOfTheTree(t *testing.T) {
 	}
 }
 
+// A program the process limit refused a thread fails by itself (Python:
+// "can't start new thread"); the error says the limit did it, where the
+// cgroup counts its refusals.
+func TestPidsLimitNamed(t *testing.T) {
+	o := py(t, "import threading, time\nts = [threading.Thread(target=time.sleep, args=(1,)) for _ in range(20)]\n[t.start() for t in ts]", "--pids", "8")
+	o.want(t, jail.StatusRuntimeError, 1)
+	if !withCgroup(o) {
+		return // RLIMIT_NPROC's refusals are counted nowhere
+	}
+	if want := "the process limit of 8 (limits.pids) refused 1 new process(es) or thread(s)"; o.res.Error != want {
+		t.Fatalf("error %q, want %q", o.res.Error, want)
+	}
+}
+
 // --stack sets every process's stack limit (a judge's deep recursion).
 func TestStackFlag(t *testing.T) {
 	o := gojail(t, "--policy", "bash", "--stack", "64MiB", "-c", "ulimit -s")
