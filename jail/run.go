@@ -36,8 +36,8 @@ type Input struct {
 	Program string
 	// Args follow the command.
 	Args []string
-	// Stdin is a host file read as the program's standard input; empty
-	// means an empty input (reads see EOF at once).
+	// Stdin is a host file read as the program's standard input, "-" this
+	// process's own; empty means an empty input (reads see EOF at once).
 	Stdin string
 	// Log, when set, is told every isolation step in plain words (--debug).
 	Log func(format string, args ...any)
@@ -545,6 +545,9 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 // writer writes or closes it, no longer than wait (the run's wall-clock
 // limit) or ctx (openFIFO). A terminal is refused.
 func openStdin(ctx context.Context, path string, wait time.Duration) (int, error) {
+	if path == "-" {
+		return ownStdin()
+	}
 	at, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
 		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
@@ -634,6 +637,45 @@ func stdinFor(ctx context.Context, in Input, wait time.Duration) (int, error) {
 		return openStdin(ctx, in.Stdin, wait)
 	}
 	return -1, nil
+}
+
+// ownStdin passes this process's own stdin (--stdin -) on as a file
+// would be: a regular file as a sealed copy of what is left of it, a pipe
+// or a device (not a terminal) itself; a socket or a directory is refused.
+func ownStdin() (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(0, &st); err != nil {
+		return -1, fmt.Errorf("--stdin -: gojail's own stdin: %w", err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		m, err := sealedCopy(func(m int) error {
+			for {
+				n, err := unix.Sendfile(m, 0, nil, 1<<30)
+				if err == unix.EINTR {
+					continue
+				}
+				if err != nil || n == 0 {
+					return err
+				}
+			}
+		})
+		if err != nil {
+			return -1, fmt.Errorf("--stdin -: %w", err)
+		}
+		return m, nil
+	case unix.S_IFSOCK, unix.S_IFDIR:
+		return -1, errors.New("--stdin -: gojail's own stdin is a socket or a directory: give a file, a FIFO or a pipe")
+	case unix.S_IFCHR:
+		if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+			return -1, errors.New("--stdin -: gojail's own stdin is a terminal, which the program would share with its other users (its settings, its pending input): give a file, a FIFO or a pipe")
+		}
+	}
+	fd, err := unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return -1, fmt.Errorf("--stdin -: %w", err)
+	}
+	return fd, nil
 }
 
 // openFIFO opens the FIFO at self (a /proc/self/fd link) for reading, and

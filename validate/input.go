@@ -80,6 +80,19 @@ func Code(data []byte, p *policy.Policy, what string) error {
 // read permission: an open of a FIFO waits for a writer, and its close
 // could leave the run's own open waiting for another one.
 func Stdin(path string) error {
+	if path == "-" { // gojail's own stdin, passed on
+		var st unix.Stat_t
+		if err := unix.Fstat(0, &st); err != nil {
+			return fmt.Errorf("--stdin -: gojail's own stdin: %w", err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			return errors.New("--stdin -: gojail's own stdin is a directory")
+		case unix.S_IFSOCK:
+			return errors.New("--stdin -: gojail's own stdin is a socket, through which the program could reach its other end: give a file, a FIFO or a pipe")
+		}
+		return nil
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("--stdin %s: %w", path, unwrapPath(err))

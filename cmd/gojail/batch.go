@@ -53,7 +53,7 @@ func batchCommand() *cli.Command {
 	flags := []cli.Flag{intFlag(&cli.IntFlag{Name: "prepare", Value: 2, Usage: "jails kept prepared ahead of the requests"})}
 	for _, f := range runCommand().Flags {
 		switch f.Names()[0] {
-		case "c", "json", "stdin", "seccomp-log":
+		case "c", "stdin", "seccomp-log": // --json is taken: a batch's results are JSON anyway
 		default:
 			flags = append(flags, f)
 		}

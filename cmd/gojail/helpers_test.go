@@ -84,6 +84,7 @@ type outcome struct {
 // runOpts adjusts one invocation.
 type runOpts struct {
 	stdin      string
+	stdinFile  *os.File // gojail's own stdin, instead of stdin
 	env        []string
 	extraFiles []*os.File
 }
@@ -103,6 +104,9 @@ func gojailWith(t *testing.T, o runOpts, args ...string) outcome {
 	cmd.ExtraFiles = o.extraFiles
 	if o.stdin != "" {
 		cmd.Stdin = strings.NewReader(o.stdin)
+	}
+	if o.stdinFile != nil {
+		cmd.Stdin = o.stdinFile
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

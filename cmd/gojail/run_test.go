@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,6 +138,26 @@ except OSError:
 			o.want(t, jail.StatusInvalidInput, 125)
 		}
 	})
+	// --stdin - passes gojail's own stdin on: a pipe as itself, a file as
+	// a sealed copy of what is left of it (seekable, its size known).
+	t.Run("--stdin - is gojail's own stdin", func(t *testing.T) {
+		o := gojailWith(t, runOpts{stdin: "3 4\n"}, "--stdin", "-", "-c", "import os, stat; a, b = map(int, input().split()); print(stat.S_ISFIFO(os.fstat(0).st_mode), a * b)")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "True 12\n" {
+			t.Fatalf("a pipe: stdout %q, want True 12", o.res.Stdout)
+		}
+		f, err := os.Open(writeFile(t, tempDir(t), "in.txt", "skipped\n5 6\n", 0o644))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.Seek(8, io.SeekStart) // what is left of it
+		o = gojailWith(t, runOpts{stdinFile: f}, "--stdin", "-", "-c", "import os, sys, stat; st = os.fstat(0); print(stat.S_ISREG(st.st_mode), st.st_size, sys.stdin.read().split())")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "True 4 ['5', '6']\n" {
+			t.Fatalf("a file: stdout %q, want a sealed copy of its last 4 bytes", o.res.Stdout)
+		}
+	})
 	// A terminal (the caller's /dev/tty, say) would be shared with the
 	// jail: its settings, its pending input. A pty's other end stands in.
 	t.Run("--stdin terminal is refused", func(t *testing.T) {
@@ -156,6 +177,16 @@ except OSError:
 		o := py(t, "print(1)", "--stdin", pts)
 		o.want(t, jail.StatusInvalidInput, 125)
 		if want := "--stdin " + pts + " is a terminal"; !strings.HasPrefix(o.res.Error, want) {
+			t.Fatalf("error %q, want it to start %q", o.res.Error, want)
+		}
+		tty, err := os.OpenFile(pts, os.O_RDWR|syscall.O_NOCTTY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tty.Close()
+		o = gojailWith(t, runOpts{stdinFile: tty}, "--stdin", "-", "-c", "print(1)")
+		o.want(t, jail.StatusInvalidInput, 125)
+		if want := "--stdin -: gojail's own stdin is a terminal"; !strings.HasPrefix(o.res.Error, want) {
 			t.Fatalf("error %q, want it to start %q", o.res.Error, want)
 		}
 	})
