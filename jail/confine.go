@@ -218,6 +218,7 @@ func (s *supervisor) compiledFilter() ([]unix.SockFilter, error) {
 		}
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
+	prog = seccomp.WithSetupSend(prog, int(s.plan.notifyFd))
 	s.log("seccomp: %d instructions (%s), default action %s, %d rules", len(prog), src, spec.DefaultAction, len(spec.Rules))
 	s.enforced["seccomp"] = fmt.Sprintf("%s profile and %d rules of the policy, default action %s", s.p.Seccomp.Profile, len(s.p.Seccomp.Rules), spec.DefaultAction)
 	return prog, nil

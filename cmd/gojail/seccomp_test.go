@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,26 @@ errno = "EACCES"
 	t.Run("a killed rt_sigaction, which /bin/true never calls", func(t *testing.T) {
 		rts := writeFile(t, dir, "rts.toml", "base = \"sh\"\n[[seccomp.rules]]\nsyscalls = [\"rt_sigaction\"]\naction = \"kill\"\n", 0o644)
 		gojail(t, "--policy", rts, "--", "/bin/true").want(t, jail.StatusOK, 0)
+	})
+	// The jail sends the filter's listener with sendmsg, under the filter:
+	// a rule that refuses sendmsg refused that too, and every run with it
+	// (a kill rule's run ended time_limit, the program never started). The
+	// program's own sendmsg is still refused.
+	t.Run("a killed sendmsg", func(t *testing.T) {
+		sm := writeFile(t, dir, "sendmsg.toml", "base = \"python\"\n[limits]\nwall_time = \"3s\"\n[[seccomp.rules]]\nsyscalls = [\"sendmsg\"]\naction = \"kill\"\n", 0o644)
+		o := gojail(t, "--policy", sm, "-c", "import socket\nprint('before', flush=True)\na, b = socket.socketpair()\na.sendmsg([b'x'])\nprint('after')")
+		o.want(t, jail.StatusSyscallBlocked, 128+9)
+		if o.res.Stdout != "before\n" || o.res.Error != "blocked sendmsg: the seccomp policy kills it" {
+			t.Fatalf("stdout %q, error %q", o.res.Stdout, o.res.Error)
+		}
+		cmd := exec.Command(gojailBin, "batch", "--policy", sm)
+		cmd.Stdin = strings.NewReader(`{"code": "print(1)"}` + "\n")
+		out, err := cmd.Output()
+		var r jail.Result
+		json.Unmarshal(out, &r)
+		if err != nil || r.Status != jail.StatusOK || r.Stdout != "1\n" {
+			t.Fatalf("batch: %v, %s %q, stdout %q", err, r.Status, r.Error, r.Stdout)
+		}
 	})
 	t.Run("policy check names an unknown system call and its rule", func(t *testing.T) {
 		bad := writeFile(t, dir, "bad.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getpid\", \"frobnicate\"]\naction = \"kill\"\n", 0o644)

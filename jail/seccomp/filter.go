@@ -284,3 +284,32 @@ func CheckNames(spec Spec) error {
 	}
 	return errors.Join(errs...)
 }
+
+// WithSetupSend puts ahead of prog an allowance for the jail's own send of
+// the filter's listener, made under the filter: sendmsg on fd, of the
+// native ABI. A policy's rule for sendmsg would otherwise refuse it (an
+// unconditional rule overrides libseccomp's conditional ones for the same
+// call), and with it every run: the program never started, and the run was
+// blamed on it (a kill rule's time_limit). So would log mode's notify
+// action, which the listener not yet sent cannot answer.
+func WithSetupSend(prog []unix.SockFilter, fd int) []unix.SockFilter {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		// struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low
+		// word; little endian) and 20.
+		offNr, offArch, offArg0, offArg0Hi = 0, 4, 16, 20
+	)
+	pre := []unix.SockFilter{
+		{Code: ld, K: offArch},
+		{Code: jeq, Jf: 7, K: auditArch},
+		{Code: ld, K: offNr},
+		{Code: jeq, Jf: 5, K: nrSendmsg},
+		{Code: ld, K: offArg0},
+		{Code: jeq, Jf: 3, K: uint32(fd)},
+		{Code: ld, K: offArg0Hi},
+		{Code: jeq, Jf: 1, K: 0},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	return append(pre, prog...)
+}
