@@ -61,6 +61,13 @@ func checkCommand(p *policy.Policy) []error {
 	if c != "{file}" && !filepath.IsAbs(c) {
 		return []error{fmt.Errorf("run.command[0] %q is not an absolute path: the jail has no PATH lookup for the interpreter", c)}
 	}
+	// The kernel's interfaces are no programs: /proc/self/exe, before pid
+	// 2's execve, is gojail itself, which no bind shows the jail.
+	for _, k := range []string{"/proc", "/sys", "/dev"} {
+		if cl := filepath.Clean(c); cl == k || strings.HasPrefix(cl, k+"/") {
+			return []error{fmt.Errorf("run.command[0] %q is in %s: name a program inside the policy's read-only paths", c, k)}
+		}
+	}
 	for i, a := range p.Run.Command {
 		if strings.ContainsRune(a, 0) {
 			return []error{fmt.Errorf("run.command[%d] holds a NUL byte", i)}
@@ -251,6 +258,16 @@ func jailPath(what, p string) error {
 	}
 	if strings.ContainsRune(p, 0) {
 		return fmt.Errorf("%s %q holds a NUL byte", what, p)
+	}
+	// What the jail's setup can make: names of at most NAME_MAX, a path
+	// well inside PATH_MAX (it is made relative to the root, and bound).
+	if len(p) > 1024 {
+		return fmt.Errorf("%s is %d bytes long: at most 1024", what, len(p))
+	}
+	for _, part := range strings.Split(p, "/") {
+		if len(part) > 255 {
+			return fmt.Errorf("%s holds a name of %d bytes: at most 255 each", what, len(part))
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,5 +181,34 @@ func TestJailOwnPaths(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("workdir %s, ro %q: %v, want %q", tc.workdir, tc.ro, err, tc.want)
 		}
+	}
+}
+
+// A policy's interpreter in /proc, /sys or /dev is refused: /proc/self/exe,
+// before pid 2's execve, is gojail itself, which no bind shows the jail.
+func TestCommandInKernelInterfaces(t *testing.T) {
+	for _, c := range []string{"/proc/self/exe", "/usr/../proc/1/exe", "/dev/fd/3", "/sys/kernel/x", "/proc"} {
+		p := policy.Defaults()
+		p.Run.Command = []string{c, "{file}"}
+		if err := Structure(&p); err == nil || !strings.Contains(err.Error(), "run.command[0] "+strconv.Quote(c)+" is in /") {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+}
+
+// A work directory the setup could not make is refused by the check, not
+// left to fail the run (internal_error).
+func TestWorkdirLength(t *testing.T) {
+	for _, w := range []string{"/" + strings.Repeat("a", 300), strings.Repeat("/a", 600)} {
+		p := policy.Defaults()
+		p.Run.Workdir = w
+		if err := Structure(&p); err == nil || !strings.Contains(err.Error(), "run.workdir") {
+			t.Errorf("%d bytes: %v", len(w), err)
+		}
+	}
+	p := policy.Defaults()
+	p.Run.Workdir = "/" + strings.Repeat("a", 255)
+	if err := Structure(&p); err != nil && strings.Contains(err.Error(), "run.workdir") {
+		t.Errorf("a name of 255 bytes: %v", err)
 	}
 }
