@@ -66,6 +66,11 @@ func policyCommand() *cli.Command {
 							printProblems(ref, err)
 							continue
 						}
+						for i, calls := range seccomp.Replaced(p.Seccomp) {
+							if len(calls) > 0 {
+								fmt.Fprintf(os.Stderr, "%s: note: seccomp rule %d replaces the default profile's rules for %s, which refuse some of their arguments (socket families, namespace flags, ...): it must refuse as much itself, or those refusals are gone (the README's Seccomp section lists them)\n", ref, i+1, strings.Join(calls, ", "))
+							}
+						}
 						fmt.Printf("%s: ok\n", ref)
 					}
 					if bad > 0 {

@@ -122,6 +122,24 @@ errno = "EACCES"
 			t.Fatalf("batch: %v, %s %q, stdout %q", err, r.Status, r.Error, r.Stdout)
 		}
 	})
+	// A rule on socket replaces the profile's, which refuse families other
+	// than unix, inet and inet6: policy check says so, and it is so.
+	t.Run("a rule that replaces the profile's argument checks", func(t *testing.T) {
+		v6 := writeFile(t, dir, "v6.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"socket\"]\naction = \"errno\"\nargs = [{index = 0, op = \"==\", value = 10}]\n", 0o644)
+		out, err := exec.Command(gojailBin, "policy", "check", v6).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "note: seccomp rule 1 replaces the default profile's rules for socket") {
+			t.Fatalf("policy check: %v\n%s", err, out)
+		}
+		o := gojail(t, "--policy", v6, "-c", "import socket\nfor f in (10, 16):\n    try:\n        socket.socket(f, socket.SOCK_DGRAM, 0)\n        print(f, 'made')\n    except OSError as e:\n        print(f, e.errno)")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "10 1\n16 made\n" {
+			t.Fatalf("stdout %q: the rule replaced the profile's refusal of netlink (16)", o.res.Stdout)
+		}
+		out, err = exec.Command(gojailBin, "policy", "check", pol).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "note:") {
+			t.Fatalf("policy check of rules the profile checks no argument of: %v\n%s", err, out)
+		}
+	})
 	t.Run("policy check names an unknown system call and its rule", func(t *testing.T) {
 		bad := writeFile(t, dir, "bad.toml", "base = \"python\"\n[[seccomp.rules]]\nsyscalls = [\"getpid\", \"frobnicate\"]\naction = \"kill\"\n", 0o644)
 		out, err := exec.Command(gojailBin, "policy", "check", bad).CombinedOutput()

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -190,4 +191,32 @@ func SpecOf(s policy.Seccomp) (Spec, error) {
 	spec.Own = len(spec.Rules)
 	spec.Rules = append(spec.Rules, s.Rules...)
 	return spec, nil
+}
+
+// Replaced names, for each of the policy's own rules, the system calls it
+// names whose default-profile rules look at arguments: the rule replaces
+// them (SpecOf), and with them refusals a rule of its own may not repeat
+// (the profile's socket families, clone's namespace flags). policy check
+// says so.
+func Replaced(s policy.Seccomp) [][]string {
+	if s.Profile != "default" || len(s.Rules) == 0 {
+		return nil
+	}
+	byArgs := map[string]bool{}
+	for _, r := range DefaultProfile() {
+		if len(r.Args) > 0 {
+			for _, sc := range r.Syscalls {
+				byArgs[sc] = true
+			}
+		}
+	}
+	out := make([][]string, len(s.Rules))
+	for i, r := range s.Rules {
+		for _, sc := range r.Syscalls {
+			if byArgs[sc] && !slices.Contains(out[i], sc) {
+				out[i] = append(out[i], sc)
+			}
+		}
+	}
+	return out
 }
