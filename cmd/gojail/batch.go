@@ -66,9 +66,12 @@ Code or stdin that is not UTF-8 text comes base64-encoded, as "code_base64" or "
 While one program runs, the next jail is prepared (namespaces, root, cgroup, filter), so a
 run costs little more than the program; every run still gets a jail no earlier run touched.
 Each result has "latency_ms": from reading the request to the result.`,
-		Flags:        flags,
-		OnUsageError: usageError,
-		Action:       batchAction,
+		Flags: flags,
+		// Its output is JSON results: a bad flag is one too.
+		OnUsageError: func(c *cli.Context, err error, sub bool) error {
+			return finish(c, jail.Failed(jail.StatusInvalidInput, fmt.Errorf("%v (see gojail batch --help)", err)), true)
+		},
+		Action: batchAction,
 	}
 }
 

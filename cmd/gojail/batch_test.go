@@ -639,6 +639,14 @@ func TestBatchBadLimitFlag(t *testing.T) {
 	if r.Status != jail.StatusInvalidInput || !strings.Contains(r.Error, "--timeout (limits.wall_time) is 0s") {
 		t.Fatalf("status %s, error %q", r.Status, r.Error)
 	}
+	// A flag batch does not know is a JSON result too (it was text only).
+	cmd = exec.Command(gojailBin, "batch", "--frobnicate")
+	out, err = cmd.Output()
+	r = jail.Result{}
+	json.Unmarshal(out, &r)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || r.Status != jail.StatusInvalidInput || r.Error != "flag provided but not defined: -frobnicate (see gojail batch --help)" {
+		t.Fatalf("gojail batch --frobnicate: %v, stdout %q", err, out)
+	}
 }
 
 // Every program keeps the timer slack of gojail's caller (gojail's main
