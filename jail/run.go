@@ -546,7 +546,7 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 // limit) or ctx (openFIFO). A terminal is refused.
 func openStdin(ctx context.Context, path string, wait time.Duration) (int, error) {
 	if path == "-" {
-		return ownStdin()
+		return ownStdin(ctx, wait)
 	}
 	at, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
 		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
@@ -641,18 +641,42 @@ func stdinFor(ctx context.Context, in Input, wait time.Duration) (int, error) {
 
 // ownStdin passes this process's own stdin (--stdin -) on as a file
 // would be: a regular file as a sealed copy of what is left of it, a pipe
-// or a device (not a terminal) itself; a socket or a directory is refused.
-func ownStdin() (int, error) {
+// or a device (not a terminal) opened anew, so that the program shares no
+// flags with the caller's (O_NONBLOCK, say, either way), a socket (what
+// Node gives its children) as a sealed copy of what it brings until its
+// end, which must come within wait; a directory is refused.
+func ownStdin(ctx context.Context, wait time.Duration) (int, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(0, &st); err != nil {
 		return -1, fmt.Errorf("--stdin -: gojail's own stdin: %w", err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
+		m, err := sealedCopy(func(m int) error { return copyFd(m, 0) })
+		if err != nil {
+			return -1, fmt.Errorf("--stdin -: %w", err)
+		}
+		return m, nil
+	case unix.S_IFSOCK:
+		deadline := time.Now().Add(wait)
 		m, err := sealedCopy(func(m int) error {
 			for {
-				n, err := unix.Sendfile(m, 0, nil, 1<<30)
-				if err == unix.EINTR {
+				left := time.Until(deadline)
+				if left <= 0 {
+					return fmt.Errorf("gojail's own stdin, a socket, did not end within the wall-clock limit (%v)", wait)
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				pfd := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
+				if _, err := unix.Poll(pfd, int(min(left, 50*time.Millisecond)/time.Millisecond)+1); err != nil && err != unix.EINTR {
+					return err
+				}
+				if pfd[0].Revents == 0 {
+					continue
+				}
+				n, err := copyOnce(m, 0)
+				if err == unix.EAGAIN { // a non-blocking socket's spurious wake-up
 					continue
 				}
 				if err != nil || n == 0 {
@@ -664,18 +688,60 @@ func ownStdin() (int, error) {
 			return -1, fmt.Errorf("--stdin -: %w", err)
 		}
 		return m, nil
-	case unix.S_IFSOCK, unix.S_IFDIR:
-		return -1, errors.New("--stdin -: gojail's own stdin is a socket or a directory: give a file, a FIFO or a pipe")
+	case unix.S_IFDIR:
+		return -1, errors.New("--stdin -: gojail's own stdin is a directory: give a file, a FIFO or a pipe")
 	case unix.S_IFCHR:
 		if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
 			return -1, errors.New("--stdin -: gojail's own stdin is a terminal, which the program would share with its other users (its settings, its pending input): give a file, a FIFO or a pipe")
 		}
 	}
-	fd, err := unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 3)
+	fd, err := unix.Open("/proc/self/fd/0", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
+	}
 	if err != nil {
-		return -1, fmt.Errorf("--stdin -: %w", err)
+		return -1, fmt.Errorf("--stdin -: open gojail's own stdin anew: %w", err)
 	}
 	return fd, nil
+}
+
+// copyFd copies what src holds from its offset to m: sendfile, or reads
+// and writes where the file system has no sendfile (/proc's, say).
+func copyFd(m, src int) error {
+	for {
+		n, err := unix.Sendfile(m, src, nil, 1<<30)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EINVAL || err == unix.ENOSYS {
+			break
+		}
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+	for {
+		n, err := copyOnce(m, src)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// copyOnce reads once from src and writes it all to m.
+func copyOnce(m, src int) (int, error) {
+	var buf [64 << 10]byte
+	for {
+		n, err := unix.Read(src, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return 0, err
+		}
+		_, err = writeAll(m, buf[:n])
+		return n, err
+	}
 }
 
 // openFIFO opens the FIFO at self (a /proc/self/fd link) for reading, and

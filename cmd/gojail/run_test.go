@@ -157,6 +157,37 @@ except OSError:
 		if o.res.Stdout != "True 4 ['5', '6']\n" {
 			t.Fatalf("a file: stdout %q, want a sealed copy of its last 4 bytes", o.res.Stdout)
 		}
+		// A pipe is opened anew: the program shares no flags with the
+		// caller's (it got the caller's own, O_NONBLOCK both ways).
+		var pp [2]int
+		if err := unix.Pipe2(pp[:], unix.O_CLOEXEC); err != nil { // blocking, as os.Pipe's are not
+			t.Fatal(err)
+		}
+		pr := os.NewFile(uintptr(pp[0]), "pipe")
+		defer pr.Close()
+		unix.Write(pp[1], []byte("piped\n"))
+		unix.Close(pp[1])
+		o = gojailWith(t, runOpts{stdinFile: pr}, "--stdin", "-", "-c", "import os, sys; os.set_blocking(0, False); print(sys.stdin.read().strip())")
+		o.want(t, jail.StatusOK, 0)
+		fl, _ := unix.FcntlInt(uintptr(pp[0]), unix.F_GETFL, 0)
+		if nb := fl&unix.O_NONBLOCK != 0; o.res.Stdout != "piped\n" || nb {
+			t.Fatalf("a pipe: stdout %q; the caller's end non-blocking after the run: %v", o.res.Stdout, nb)
+		}
+		// A socket (what Node gives its children) as a sealed copy of what
+		// it brings until its end.
+		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Write(sp[1], []byte("from a socket\n"))
+		unix.Close(sp[1])
+		sock := os.NewFile(uintptr(sp[0]), "socket")
+		defer sock.Close()
+		o = gojailWith(t, runOpts{stdinFile: sock}, "--stdin", "-", "-c", "import os, stat, sys; print(stat.S_ISREG(os.fstat(0).st_mode), sys.stdin.read().strip())")
+		o.want(t, jail.StatusOK, 0)
+		if o.res.Stdout != "True from a socket\n" {
+			t.Fatalf("a socket: stdout %q", o.res.Stdout)
+		}
 	})
 	// A terminal (the caller's /dev/tty, say) would be shared with the
 	// jail: its settings, its pending input. A pty's other end stands in.
