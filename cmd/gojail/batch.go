@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -353,14 +354,14 @@ func readLines(ctx context.Context, r io.Reader, max int, lines chan<- requestLi
 // waits for, and says whether it took one (which then needs replacing).
 func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan prepared, programs programCache, logf func(string, ...any)) (r *jail.Result, _ *jail.Prepared, _ bool) {
 	var req request
-	if !utf8.Valid(line) {
-		return jail.Failed(jail.StatusInvalidInput, errors.New("request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64")), nil, false
-	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return jail.Failed(jail.StatusInvalidInput, errors.New("request: an empty line: one JSON object per line")), nil, false
 	}
 	seen, id, err := exactKeys(line)
 	defer func() { r.ID = id }() // whatever else is wrong with the request
+	if !utf8.Valid(line) {
+		return jail.Failed(jail.StatusInvalidInput, errors.New("request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64")), nil, false
+	}
 	if err != nil {
 		return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: %v", err)), nil, false
 	}
@@ -455,41 +456,44 @@ func exactKeys(line []byte) (seen map[string]bool, id json.RawMessage, err error
 	seen = map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if t, err := dec.Token(); err != nil {
-		return seen, id, nil // the decoder says what is wrong
+		return seen, nil, nil // the decoder says what is wrong
 	} else if t != json.Delim('{') {
 		if len(line) > 40 {
 			line = append(line[:40:40], "..."...)
 		}
-		return seen, id, fmt.Errorf("one JSON object per line, not %s", line)
+		return seen, nil, fmt.Errorf("one JSON object per line, not %s", line)
 	}
+	// The first problem is the answer; the keys after it are still read
+	// for the id, which comes back with the refusal.
 	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return seen, id, nil
+		t, terr := dec.Token()
+		if terr != nil {
+			break
 		}
 		key, _ := t.(string)
-		if !slices.Contains(requestKeys, key) {
-			return seen, id, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", "))
+		var value json.RawMessage
+		if dec.Decode(&value) != nil {
+			break
 		}
-		if seen[key] {
-			return seen, id, fmt.Errorf("field %q given twice", key)
+		switch {
+		case !slices.Contains(requestKeys, key):
+			err = cmp.Or(err, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", ")))
+			continue
+		case seen[key]:
+			err = cmp.Or(err, fmt.Errorf("field %q given twice", key))
+			continue
 		}
 		seen[key] = true
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return seen, id, nil
-		}
-		if key == "id" {
-			if len(value) == 0 || !strings.ContainsRune(`"-0123456789`, rune(value[0])) || len(value) > maxID {
-				return seen, nil, fmt.Errorf(`"id" is a JSON string or number of at most %d bytes`, maxID)
-			}
+		switch {
+		case key == "id" && (len(value) == 0 || !strings.ContainsRune(`"-0123456789`, rune(value[0])) || len(value) > maxID):
+			err = cmp.Or(err, fmt.Errorf(`"id" is a JSON string or number of at most %d bytes`, maxID))
+		case key == "id" && utf8.Valid(value): // else not echoed: the result is UTF-8
 			id = value
-		}
-		if key == "args" && entriesOver(value, maxArgs) {
-			return seen, id, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs)
+		case key == "args" && entriesOver(value, maxArgs):
+			err = cmp.Or(err, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs))
 		}
 	}
-	return seen, id, nil
+	return seen, id, err
 }
 
 // entriesOver reports whether the JSON array raw holds more than max

@@ -394,6 +394,10 @@ func TestBatchRequestID(t *testing.T) {
 		{`{"program": "/bin/true", "id": 7}`, `7`, jail.StatusOK, ""},
 		{`{"id": "bad", "program": 3}`, `"bad"`, jail.StatusInvalidInput, "request: json: cannot unmarshal number into Go struct field request.program of type string"},
 		{`{"id": {"a": 1}, "program": "/bin/true"}`, ``, jail.StatusInvalidInput, `request: "id" is a JSON string or number of at most 1024 bytes`},
+		// Refused before its id was read, it came back without it.
+		{`{"Program": "/bin/true", "id": 9}`, `9`, jail.StatusInvalidInput, `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
+		{`{"program": "/bin/true", "program": "/bin/true", "id": 10}`, `10`, jail.StatusInvalidInput, `request: field "program" given twice`},
+		{"{\"code\": \"\xff\", \"id\": 11}", `11`, jail.StatusInvalidInput, "request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64"},
 		{``, ``, jail.StatusInvalidInput, "request: an empty line: one JSON object per line"},
 		{`{"program": "/bin/true"}`, ``, jail.StatusOK, ""},
 	} {
