@@ -59,7 +59,7 @@ func Load(spec Spec) ([]unix.SockFilter, Source, error) {
 		defer unix.Close(dir)
 		if raw, err := readTrusted(dir, key); err == nil {
 			if prog, err := decodeBPF(raw); err == nil {
-				return prog, FromCache, nil
+				return prog, FromCache, fits(prog)
 			}
 		}
 	}
@@ -70,6 +70,9 @@ func Load(spec Spec) ([]unix.SockFilter, Source, error) {
 	prog, err := decodeBPF(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("gojail-seccomp: %w", err)
+	}
+	if err := fits(prog); err != nil {
+		return nil, "", err
 	}
 	if dir >= 0 {
 		store(dir, key, raw)
@@ -284,6 +287,18 @@ func CheckNames(spec Spec) error {
 	}
 	return errors.Join(errs...)
 }
+
+// fits refuses a filter that, with gojail's own instructions ahead of it
+// (WithSetupSend), the kernel would not load (BPF_MAXINSNS).
+func fits(prog []unix.SockFilter) error {
+	if n := len(prog) + setupSendLen; n > 4096 {
+		return &CompileError{fmt.Sprintf("the seccomp filter takes %d instructions, %d of them gojail's own, and the kernel loads at most 4096: fewer rules, or rules with fewer conditions", n, setupSendLen)}
+	}
+	return nil
+}
+
+// setupSendLen is how many instructions WithSetupSend puts ahead.
+const setupSendLen = 9
 
 // WithSetupSend puts ahead of prog an allowance for the jail's own send of
 // the filter's listener, made under the filter: sendmsg on fd, of the

@@ -244,3 +244,41 @@ func TestCacheKeyChecked(t *testing.T) {
 		t.Fatalf("a file renamed to another key was read as its filter: %q", got)
 	}
 }
+
+// The instructions ahead of a filter allow the jail's own sendmsg on its
+// fixed descriptor, of the native ABI, and send everything else on to the
+// filter: the same number and descriptor from i386 or x32, another
+// descriptor, a descriptor with high bits.
+func TestWithSetupSend(t *testing.T) {
+	const fd = 256
+	deny := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | 1}}
+	prog := WithSetupSend(deny, fd)
+	if len(prog) != setupSendLen+1 {
+		t.Fatalf("%d instructions ahead, want %d", len(prog)-1, setupSendLen)
+	}
+	for _, tc := range []struct {
+		name string
+		arch uint32
+		nr   int
+		arg0 uint64
+		want uint32
+	}{
+		{"sendmsg on the descriptor", archX8664, 46, fd, retAllow},
+		{"sendmsg on another", archX8664, 46, 3, unix.SECCOMP_RET_ERRNO | 1},
+		{"sendmsg with high bits set", archX8664, 46, 1<<32 | fd, unix.SECCOMP_RET_ERRNO | 1},
+		{"x32's sendmsg", archX8664, 46 | x32Bit, fd, unix.SECCOMP_RET_ERRNO | 1},
+		{"i386's number 46 (setgid)", archI386, 46, fd, unix.SECCOMP_RET_ERRNO | 1},
+		{"another call", archX8664, 1, fd, unix.SECCOMP_RET_ERRNO | 1},
+	} {
+		if got := run(t, prog, tc.arch, tc.nr, tc.arg0); got != tc.want {
+			t.Errorf("%s: %#x, want %#x", tc.name, got, tc.want)
+		}
+	}
+	big := make([]unix.SockFilter, 4096-setupSendLen+1)
+	if err := fits(big); err == nil {
+		t.Errorf("a filter of %d instructions fits, with %d ahead of it", len(big), setupSendLen)
+	}
+	if err := fits(big[1:]); err != nil {
+		t.Errorf("a filter of %d instructions: %v", len(big)-1, err)
+	}
+}
