@@ -340,7 +340,7 @@ func TestStatuses(t *testing.T) {
 		{"killed by SIGSEGV", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", nil, jail.StatusSignaled, 128 + 11, "SIGSEGV", "killed by SIGSEGV: an invalid memory access (a stack overflow past limits.stack, 8MiB, ends this way too)"},
 		{"killed by SIGFPE", "import os, signal; os.kill(os.getpid(), signal.SIGFPE)", nil, jail.StatusSignaled, 128 + 8, "SIGFPE", "killed by SIGFPE: an arithmetic error"},
 		// --output-action kill makes a flood output_limit without a policy file.
-		{"output past the limit, killed", "print('x' * 10000)", []string{"--output-limit", "1KiB", "--output-action", "kill"}, jail.StatusOutputLimit, 128 + 9, "SIGKILL", "output limit of 1KiB"},
+		{"output past the limit, killed", "import sys\nwhile True: sys.stdout.write('x' * 4096)", []string{"--output-limit", "1KiB", "--output-action", "kill"}, jail.StatusOutputLimit, 128 + 9, "SIGKILL", "output limit of 1KiB"},
 		// A real-time signal is named by its number; gojail exits 128+N
 		// all the same (it exited 125).
 		{"killed by a real-time signal", "import os; os.kill(os.getpid(), 34)", nil, jail.StatusSignaled, 128 + 34, "SIG34", "killed by SIG34"},
