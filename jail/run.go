@@ -696,6 +696,15 @@ func ownStdin(ctx context.Context, wait time.Duration) (int, error) {
 		}
 	}
 	fd, err := unix.Open("/proc/self/fd/0", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.EACCES || err == unix.EPERM {
+		// Another user's pipe (gojail run under setpriv or sudo -u, fed by
+		// its parent), which only its open descriptor reaches: that one,
+		// its flags shared with the caller's.
+		if fd, err = unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 3); err != nil {
+			return -1, fmt.Errorf("--stdin -: %w", err)
+		}
+		return fd, nil
+	}
 	if err == nil {
 		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -463,9 +462,21 @@ func exactKeys(line []byte) (seen map[string]bool, id json.RawMessage, err error
 		}
 		return seen, nil, fmt.Errorf("one JSON object per line, not %s", line)
 	}
-	// The first problem is the answer; the keys after it are still read
-	// for the id, which comes back with the refusal.
-	for dec.More() {
+	// The first problem is the answer; a few keys after it are still read
+	// for the id, which comes back with the refusal (all of them, a line of
+	// millions of keys, held the batch up for seconds).
+	fail := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	for after := 0; dec.More() && after < len(requestKeys); {
+		if err != nil {
+			if seen["id"] {
+				break
+			}
+			after++
+		}
 		t, terr := dec.Token()
 		if terr != nil {
 			break
@@ -477,20 +488,22 @@ func exactKeys(line []byte) (seen map[string]bool, id json.RawMessage, err error
 		}
 		switch {
 		case !slices.Contains(requestKeys, key):
-			err = cmp.Or(err, fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", ")))
+			if err == nil {
+				fail(fmt.Errorf("unknown field %q (the fields are %s, in lower case)", key, strings.Join(requestKeys, ", ")))
+			}
 			continue
 		case seen[key]:
-			err = cmp.Or(err, fmt.Errorf("field %q given twice", key))
+			fail(fmt.Errorf("field %q given twice", key))
 			continue
 		}
 		seen[key] = true
 		switch {
 		case key == "id" && (len(value) == 0 || !strings.ContainsRune(`"-0123456789`, rune(value[0])) || len(value) > maxID):
-			err = cmp.Or(err, fmt.Errorf(`"id" is a JSON string or number of at most %d bytes`, maxID))
+			fail(fmt.Errorf(`"id" is a JSON string or number of at most %d bytes`, maxID))
 		case key == "id" && utf8.Valid(value): // else not echoed: the result is UTF-8
 			id = value
 		case key == "args" && entriesOver(value, maxArgs):
-			err = cmp.Or(err, fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs))
+			fail(fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs))
 		}
 	}
 	return seen, id, err

@@ -189,6 +189,23 @@ except OSError:
 			t.Fatalf("a socket: stdout %q", o.res.Stdout)
 		}
 	})
+	// A pipe of another user's (gojail run under setpriv, fed by its
+	// root parent) cannot be opened anew (EACCES): it is passed as it is.
+	t.Run("--stdin - of another user's pipe", func(t *testing.T) {
+		if !isRoot() {
+			t.Skip("needs root, to run gojail as another user than its stdin pipe's")
+		}
+		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", gojailBin, "run", "--json", "--stdin", "-", "-c", "import sys; print(sys.stdin.read().strip())")
+		cmd.Stdin = strings.NewReader("theirs\n")
+		out, err := cmd.Output()
+		var r jail.Result
+		if json.Unmarshal(out, &r) != nil {
+			t.Skipf("gojail as uid 65534: %v, %q (its binary out of that user's reach?)", err, out)
+		}
+		if err != nil || r.Status != jail.StatusOK || r.Stdout != "theirs\n" {
+			t.Fatalf("%v: %s %q, stdout %q", err, r.Status, r.Error, r.Stdout)
+		}
+	})
 	// A terminal (the caller's /dev/tty, say) would be shared with the
 	// jail: its settings, its pending input. A pty's other end stands in.
 	t.Run("--stdin terminal is refused", func(t *testing.T) {
