@@ -53,7 +53,9 @@ func batchCommand() *cli.Command {
 	flags := []cli.Flag{intFlag(&cli.IntFlag{Name: "prepare", Value: 2, Usage: "jails kept prepared ahead of the requests"})}
 	for _, f := range runCommand().Flags {
 		switch f.Names()[0] {
-		case "c", "stdin", "seccomp-log": // --json is taken: a batch's results are JSON anyway
+		case "c", "stdin", "seccomp-log":
+		case "json": // taken, and nothing to do: a batch's results are JSON
+			flags = append(flags, boolFlag(&cli.BoolFlag{Name: "json", Usage: "accepted; a batch's results are JSON anyway"}))
 		default:
 			flags = append(flags, f)
 		}
@@ -63,6 +65,7 @@ func batchCommand() *cli.Command {
 		Usage: "run many programs, one per JSON line on stdin, each in a fresh jail prepared ahead; one JSON result per line on stdout",
 		Description: `Each input line is {"code": "...", "args": [...], "stdin": "..."} or {"program": "/usr/bin/x", "args": [...]}.
 Code or stdin that is not UTF-8 text comes base64-encoded, as "code_base64" or "stdin_base64".
+An "id" (a JSON string or number) comes back in the request's result. A line is at most 32 MiB.
 While one program runs, the next jail is prepared (namespaces, root, cgroup, filter), so a
 run costs little more than the program; every run still gets a jail no earlier run touched.
 Each result has "latency_ms": from reading the request to the result.`,
