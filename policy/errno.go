@@ -9,7 +9,8 @@ import (
 
 // ParseErrno reads the error of an errno action: a name ("EPERM"), a
 // number ("1"), or nothing, which is EPERM.
-func ParseErrno(s string) (int, error) {
+func ParseErrno(e Errno) (int, error) {
+	s := string(e)
 	if s == "" {
 		return int(unix.EPERM), nil
 	}
@@ -25,4 +26,21 @@ func ParseErrno(s string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown errno %q: give a name such as EPERM or a number", s)
+}
+
+// Errno is an errno action's error as a policy gives it: a name ("EACCES"),
+// or a number, in TOML as a string ("13") or an integer (13).
+type Errno string
+
+// UnmarshalTOML takes a string, or an integer as its decimal string.
+func (e *Errno) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*e = Errno(x)
+	case int64:
+		*e = Errno(strconv.FormatInt(x, 10))
+	default:
+		return fmt.Errorf("an errno is a name such as \"EACCES\" or a number, not %T", v)
+	}
+	return nil
 }

@@ -117,7 +117,7 @@ type Seccomp struct {
 	// DefaultAction applies to calls no rule names: allow, errno, kill,
 	// log or trap; with errno, DefaultErrno says which.
 	DefaultAction string        `toml:"default_action"`
-	DefaultErrno  string        `toml:"default_errno,omitempty"`
+	DefaultErrno  Errno         `toml:"default_errno,omitempty"`
 	Rules         []SeccompRule `toml:"rules,omitempty"`
 }
 
@@ -129,7 +129,7 @@ type SeccompRule struct {
 	// call), log (allowed, and logged by the kernel's audit) or trap (SIGSYS).
 	Action string `toml:"action"`
 	// Errno is the error an errno action returns: a name ("EPERM") or number.
-	Errno string       `toml:"errno,omitempty"`
+	Errno Errno        `toml:"errno,omitempty"`
 	Args  []SeccompArg `toml:"args,omitempty"`
 }
 
