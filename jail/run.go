@@ -222,7 +222,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		cp  *childPlan
 	)
 	if e != nil {
-		s.log("namespaces: %s, made by an init started early", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
+		s.log("namespaces: %s, made by an init started early; cgroup, by pid 2 in its cgroup", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
 		pid, cp = e.pid, e.complete(plan)
 	} else {
 		// A new init keeps its own descriptors and closes every other first.
@@ -236,7 +236,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		}
 		slices.Sort(plan.keepFds)
 		plan.cloneArgs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
-		s.log("creating namespaces: %s", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
+		s.log("creating namespaces: %s; cgroup, by pid 2 in its cgroup", nsNames(plan.cloneArgs.flags|uint64(plan.unshareFlags)))
 		var ts unix.Timespec
 		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 		s.monoFork = time.Duration(ts.Nano())
