@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -130,6 +131,21 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	if err := checkArgs(&in); err != nil {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)
+	}
+	if in.WallTime != 0 || in.Output != 0 {
+		l := s.p.Limits
+		switch {
+		case in.WallTime < 0 || in.WallTime > l.WallTime:
+			pj.giveUp()
+			return Failed(StatusInvalidInput, fmt.Errorf("a run's wall-clock limit of %s: at most the policy's, %s", in.WallTime, l.WallTime))
+		case in.Output < 0 || in.Output > l.Output:
+			pj.giveUp()
+			return Failed(StatusInvalidInput, fmt.Errorf("a run's output limit of %s: at most the policy's, %s", in.Output, l.Output))
+		}
+		p := *s.p // this jail's own: the policy is every jail's
+		p.Limits.WallTime = cmp.Or(in.WallTime, l.WallTime)
+		p.Limits.Output = cmp.Or(in.Output, l.Output)
+		s.p = &p
 	}
 	// The program's stdin is what a one-shot run's would be: /dev/null,
 	// which the jail was prepared with, or one sent to pid 2 now.

@@ -51,6 +51,11 @@ type Input struct {
 	// SeccompLog runs the filter in log mode: every call the policy refuses
 	// is recorded in the result, then answered as the policy would.
 	SeccompLog bool
+	// WallTime and Output, when set, lower a prepared jail's wall-clock
+	// and output limits for its run (Prepared.Run): the supervisor
+	// enforces both, so any value under the policy's holds exactly.
+	WallTime policy.Duration
+	Output   policy.Size
 	// Early is an init started before the run was known (StartEarly),
 	// adopted when the policy wants the namespaces it made, else
 	// discarded. Run owns it either way.

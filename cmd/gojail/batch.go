@@ -47,6 +47,10 @@ type request struct {
 	// ID, a JSON string or number of the caller's, comes back in the
 	// result as it came (exactKeys takes it).
 	ID json.RawMessage `json:"id"`
+	// Timeout and OutputLimit lower the batch's wall-clock and output
+	// limits for this request ("2s", "64KiB").
+	Timeout     string `json:"timeout"`
+	OutputLimit string `json:"output_limit"`
 }
 
 func batchCommand() *cli.Command {
@@ -66,6 +70,7 @@ func batchCommand() *cli.Command {
 		Description: `Each input line is {"code": "...", "args": [...], "stdin": "..."} or {"program": "/usr/bin/x", "args": [...]}.
 Code or stdin that is not UTF-8 text comes base64-encoded, as "code_base64" or "stdin_base64".
 An "id" (a JSON string or number) comes back in the request's result. A line is at most 32 MiB.
+"timeout" and "output_limit" ("2s", "64KiB") lower the batch's limits for one request.
 While one program runs, the next jail is prepared (namespaces, root, cgroup, filter), so a
 run costs little more than the program; every run still gets a jail no earlier run touched.
 Each result has "latency_ms": from reading the request to the result.`,
@@ -385,6 +390,16 @@ func runRequest(ctx context.Context, p *policy.Policy, line []byte, next <-chan 
 		return jail.Failed(jail.StatusInvalidInput, errors.New(`request: give "stdin" or "stdin_base64", not both`)), nil, false
 	}
 	in := jail.Input{Args: req.Args}
+	if seen["timeout"] {
+		if in.WallTime, err = policy.ParseDuration(req.Timeout); err != nil || in.WallTime <= 0 || in.WallTime > p.Limits.WallTime {
+			return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: timeout %q: a duration over 0 and at most the batch's, %s", req.Timeout, p.Limits.WallTime)), nil, false
+		}
+	}
+	if seen["output_limit"] {
+		if in.Output, err = policy.ParseSize(req.OutputLimit); err != nil || in.Output <= 0 || in.Output > p.Limits.Output {
+			return jail.Failed(jail.StatusInvalidInput, fmt.Errorf("request: output_limit %q: a size over 0 and at most the batch's, %s", req.OutputLimit, p.Limits.Output)), nil, false
+		}
+	}
 	switch { // else none: /dev/null, as a one-shot run's
 	case req.Stdin != "":
 		in.StdinData = []byte(req.Stdin)
@@ -436,7 +451,7 @@ func count(seen map[string]bool, keys ...string) int {
 }
 
 // requestKeys are a request's fields, spelled exactly.
-var requestKeys = []string{"code", "code_base64", "program", "args", "stdin", "stdin_base64", "id"}
+var requestKeys = []string{"code", "code_base64", "program", "args", "stdin", "stdin_base64", "id", "timeout", "output_limit"}
 
 // maxID is the longest "id" a request may give, as JSON.
 const maxID = 1024

@@ -80,8 +80,8 @@ func TestBatch(t *testing.T) {
 		{jail.StatusTimeLimit, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
 		{jail.StatusInvalidInput, -1, "", ""},
-		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
-		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, timeout, output_limit, in lower case)`},
+		{jail.StatusInvalidInput, -1, "", `request: unknown field "CODE" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, timeout, output_limit, in lower case)`},
 		{jail.StatusInvalidInput, -1, "", `request: field "code" given twice`},
 		{jail.StatusInvalidInput, -1, "", `request: give "code", "code_base64" or "program"`},
 		{jail.StatusInvalidInput, -1, "", `request: give one of "code", "code_base64" and "program"`},
@@ -395,7 +395,7 @@ func TestBatchRequestID(t *testing.T) {
 		{`{"id": "bad", "program": 3}`, `"bad"`, jail.StatusInvalidInput, "request: json: cannot unmarshal number into Go struct field request.program of type string"},
 		{`{"id": {"a": 1}, "program": "/bin/true"}`, ``, jail.StatusInvalidInput, `request: "id" is a JSON string or number of at most 1024 bytes`},
 		// Refused before its id was read, it came back without it.
-		{`{"Program": "/bin/true", "id": 9}`, `9`, jail.StatusInvalidInput, `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, in lower case)`},
+		{`{"Program": "/bin/true", "id": 9}`, `9`, jail.StatusInvalidInput, `request: unknown field "Program" (the fields are code, code_base64, program, args, stdin, stdin_base64, id, timeout, output_limit, in lower case)`},
 		{`{"program": "/bin/true", "program": "/bin/true", "id": 10}`, `10`, jail.StatusInvalidInput, `request: field "program" given twice`},
 		{"{\"code\": \"\xff\", \"id\": 11}", `11`, jail.StatusInvalidInput, "request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64"},
 		{``, ``, jail.StatusInvalidInput, "request: an empty line: one JSON object per line"},
@@ -411,6 +411,40 @@ func TestBatchRequestID(t *testing.T) {
 		}
 		if string(r.ID) != tc.id || r.Status != tc.status || r.Error != tc.err {
 			t.Errorf("%s: id %s, %s %q; want id %s, %s %q", tc.line, r.ID, r.Status, r.Error, tc.id, tc.status, tc.err)
+		}
+	}
+	stdin.Close()
+	cmd.Wait()
+}
+
+// A request may lower the batch's wall-clock and output limits for itself
+// (one batch, problems of different limits), never raise them; the next
+// request has the batch's again.
+func TestBatchRequestLimits(t *testing.T) {
+	cmd, stdin, out := startBatch(t, "--policy", "exec", "--timeout", "3s")
+	for _, tc := range []struct {
+		line   string
+		status jail.Status
+		stdout string
+		err    string
+	}{
+		{`{"program": "/bin/sleep", "args": ["5"], "timeout": "300ms"}`, jail.StatusTimeLimit, "", "wall-clock limit of 300ms exceeded"},
+		{`{"program": "/bin/echo", "args": ["0123456789abcdef"], "output_limit": "10B"}`, jail.StatusOK, "0123456789", ""},
+		{`{"program": "/bin/sleep", "args": ["0.5"]}`, jail.StatusOK, "", ""},
+		{`{"program": "/bin/echo", "args": ["0123456789abcdef"]}`, jail.StatusOK, "0123456789abcdef\n", ""},
+		{`{"program": "/bin/true", "timeout": "10s"}`, jail.StatusInvalidInput, "", `request: timeout "10s": a duration over 0 and at most the batch's, 3s`},
+		{`{"program": "/bin/true", "output_limit": "2MiB"}`, jail.StatusInvalidInput, "", `request: output_limit "2MiB": a size over 0 and at most the batch's, 1MiB`},
+	} {
+		fmt.Fprintln(stdin, tc.line)
+		if !out.Scan() {
+			t.Fatalf("%s: no result", tc.line)
+		}
+		var r jail.Result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != tc.status || r.Stdout != tc.stdout || r.Error != tc.err {
+			t.Errorf("%s: %s %q, stdout %q; want %s %q, stdout %q", tc.line, r.Status, r.Error, r.Stdout, tc.status, tc.err, tc.stdout)
 		}
 	}
 	stdin.Close()
