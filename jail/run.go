@@ -588,17 +588,7 @@ func openStdin(ctx context.Context, path string, wait time.Duration) (int, error
 		return fd, nil
 	}
 	defer unix.Close(fd)
-	m, err := sealedCopy(func(m int) error {
-		for {
-			n, err := unix.Sendfile(m, fd, nil, 1<<30)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n == 0 {
-				return err
-			}
-		}
-	})
+	m, err := sealedCopy(func(m int) error { return copyFd(m, fd) })
 	if err != nil {
 		return -1, fmt.Errorf("--stdin %s: %w", path, err)
 	}
