@@ -3,10 +3,14 @@ package jail_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/jail"
 	"github.com/gojail/gojail/policy"
@@ -113,4 +117,34 @@ func TestEarlyAdoptedThenFailed(t *testing.T) {
 		t.Fatalf("a child is left: wait4 gave %d, %v", pid, err)
 	}
 	sameHost(t, before)
+}
+
+// A caller that exits once Run returns (Input.Exiting) is not made to wait
+// for the init's exit, the teardown of the jail's namespaces: the init,
+// which has reported every process of the jail reaped, is left a child of
+// the caller, and exits by itself with status 0. Without Exiting, Run
+// reaps it (TestEarlyDiscarded).
+func TestExitingLeavesOnlyTheInit(t *testing.T) {
+	p, _ := baseline(t, 1)
+	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/sh", Args: []string{"-c", "sleep 29.25 & echo started"}, Exiting: true})
+	if r.Status != jail.StatusOK || r.Stdout != "started\n" {
+		t.Fatalf("run: %s %q %q", r.Status, r.Error, r.Stdout)
+	}
+	var ws syscall.WaitStatus
+	pid, err := 0, error(nil)
+	for deadline := time.Now().Add(time.Second); pid == 0 && err == nil; time.Sleep(100 * time.Microsecond) {
+		if pid, err = syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); pid == 0 && time.Now().After(deadline) {
+			t.Fatal("the init had not exited a second after the run")
+		}
+	}
+	if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Fatalf("the init: wait4 gave %d %v, status %v; want it exited with 0", pid, err, ws)
+	}
+	// The program's background child had been killed and reaped by then.
+	if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
+		t.Fatalf("a child is left after the init: wait4 gave %d, %v", pid, err)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "^sleep 29.25$").Output(); len(out) > 0 {
+		t.Fatalf("the program's background sleep outlived the run: %s", out)
+	}
 }

@@ -60,6 +60,14 @@ type Input struct {
 	// adopted when the policy wants the namespaces it made, else
 	// discarded. Run owns it either way.
 	Early *Early
+
+	// Exiting says the caller exits once Run returns (the command line's
+	// one run). The jail's init, once it has reported every process of
+	// the jail reaped, is then left to finish its own exit, the teardown
+	// of the jail's namespaces, which the caller need not wait for: the
+	// kernel hands it, a zombie, to the host's reaper. Otherwise Run waits
+	// for it and reaps it.
+	Exiting bool
 }
 
 // Run runs in in a jail under policy p and reports what happened. The
@@ -149,6 +157,7 @@ type supervisor struct {
 	started   time.Time
 	cpuBase   time.Duration // prepared: the CPU time of its setup, which is not the program's
 	reaped    bool          // the init has been waited for
+	reported  bool          // the init has reported the program's end, every process reaped
 	debug     bool          // --debug: the child reports its steps
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	np        netPoll       // waits on the jail's descriptors
@@ -821,8 +830,11 @@ func (s *supervisor) closeAll() {
 			s.log("%v", err)
 		}
 	}
-	if s.pid > 0 {
-		s.reap() // the init's exit, the teardown of its namespaces, meanwhile
+	// The init's exit, the teardown of its namespaces, is under way
+	// meanwhile; a caller about to exit need not wait for it once every
+	// process of the jail is reaped (the init's report says so).
+	if s.pid > 0 && !(s.reported && s.in.Exiting) {
+		s.reap()
 	}
 	s.np.close()
 	if s.pidfd > 0 {

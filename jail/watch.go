@@ -223,11 +223,13 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 	if final == nil {
 		// Its end is the verdict. Otherwise the init, outside the jail's
 		// cgroup, is waited for after the result, its cgroup removed
-		// meanwhile (closeAll; a prepared jail's, Prepared.Run).
+		// meanwhile (closeAll; a prepared jail's, Prepared.Run), or not
+		// at all when the caller exits then (Input.Exiting).
 		s.waitInit(&ws, &ru)
 	}
 	cpu, peak := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), ru.Maxrss*1024
 	if final != nil {
+		s.reported = true
 		cpu = time.Duration(final.UtimeUs+final.StimeUs) * time.Microsecond
 		peak = int64(final.MaxrssKB) * 1024
 	}

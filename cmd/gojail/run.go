@@ -76,6 +76,7 @@ func runAction(c *cli.Context) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in.Early, early = early, nil // the run's now, adopted or discarded
+	in.Exiting = true
 	in.Started = func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

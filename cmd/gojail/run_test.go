@@ -658,21 +658,39 @@ func TestNothingLeftBehind(t *testing.T) {
 	t.Run("an init started early and taken by no run is reaped before gojail exits", func(t *testing.T) {
 		// As a subreaper, this process inherits whatever a gojail leaves
 		// when it exits: an early init it had not reaped would be here.
+		// What may be here, and ends by itself: the keeper of its memory
+		// (package lastexit), on every exit through cli.OsExiter, and a
+		// run's init, which had reported every process of its jail reaped
+		// and was exiting (jail.Input.Exiting).
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-		for _, args := range [][]string{
-			{"run", "--bogus", "--", "/bin/echo", "hi"},
-			{"run", "--help"},
-			{"run", "--policy", "/nonexistent/policy.toml", "--", "/bin/true"},
-			{"run", "--net", "host", "--", "/bin/echo", "hi"},
-			{"run", "--", "/bin/echo", "hi"},
+		for _, tc := range []struct {
+			args    []string
+			orphans int
+		}{
+			{[]string{"run", "--bogus", "--", "/bin/echo", "hi"}, 1},
+			{[]string{"run", "--help"}, 0},
+			{[]string{"run", "--policy", "/nonexistent/policy.toml", "--", "/bin/true"}, 1},
+			{[]string{"run", "--net", "host", "--", "/bin/echo", "hi"}, 2},
+			{[]string{"run", "--", "/bin/echo", "hi"}, 2},
 		} {
-			exec.Command(gojailBin, args...).Run()
+			exec.Command(gojailBin, tc.args...).Run()
+			// Each was reparented to this process as gojail exited.
+			for i := 0; i < tc.orphans; i++ {
+				var ws syscall.WaitStatus
+				pid, err := wait4Within(&ws, time.Second)
+				if err != nil {
+					t.Fatalf("gojail %q: orphan %d of %d: %v", tc.args, i+1, tc.orphans, err)
+				}
+				if !ws.Exited() || ws.ExitStatus() != 0 {
+					t.Fatalf("gojail %q: orphan %d ended with %v", tc.args, pid, ws)
+				}
+			}
 			var ws syscall.WaitStatus
 			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
-				t.Fatalf("gojail %q left a process behind: wait4 gave pid %d, %v", args, pid, err)
+				t.Fatalf("gojail %q left a process behind: wait4 gave pid %d, %v", tc.args, pid, err)
 			}
 		}
 	})
@@ -686,6 +704,20 @@ func TestNothingLeftBehind(t *testing.T) {
 			t.Fatalf("host before %+v, after %+v", before, after)
 		}
 	})
+}
+
+// wait4Within reaps a child of this process, of any kind, that ends
+// within d.
+func wait4Within(ws *syscall.WaitStatus, d time.Duration) (int, error) {
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Microsecond) {
+		pid, err := syscall.Wait4(-1, ws, syscall.WNOHANG|unix.WALL, nil)
+		if err != nil || pid > 0 {
+			return pid, err
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("none ended within %s", d)
+		}
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

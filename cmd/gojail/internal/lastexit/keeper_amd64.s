@@ -1,0 +1,62 @@
+#include "textflag.h"
+
+// func keeper(ppid uintptr, pfd *pollFd) (pid uintptr, errno syscall.Errno)
+//
+// clone(CLONE_VM) with no exit signal and no stack of its own: the child
+// runs only system calls, with every signal blocked (the caller's mask,
+// SIGKILL aside), and touches no memory but *pfd. It closes every
+// descriptor, opens a pidfd of ppid, and exits once that polls readable:
+// once every thread of ppid has exited. If ppid is no longer its parent
+// (it exited before the pidfd was opened), it exits at once.
+TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-32
+	MOVQ	ppid+0(FP), R12
+	MOVQ	pfd+8(FP), R13
+	MOVQ	$0x100, DI	// CLONE_VM
+	XORQ	SI, SI	// the caller's stack, which the child never uses
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	MOVQ	$56, AX	// SYS_clone
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	child
+	CMPQ	AX, $0xfffffffffffff001
+	JLS	ok
+	MOVQ	$0, pid+16(FP)
+	NEGQ	AX
+	MOVQ	AX, errno+24(FP)
+	RET
+ok:
+	MOVQ	AX, pid+16(FP)
+	MOVQ	$0, errno+24(FP)
+	RET
+child:
+	XORQ	DI, DI
+	MOVQ	$-1, SI
+	XORQ	DX, DX
+	MOVQ	$436, AX	// SYS_close_range(0, ~0, 0)
+	SYSCALL
+	MOVQ	R12, DI
+	XORQ	SI, SI
+	MOVQ	$434, AX	// SYS_pidfd_open(ppid, 0)
+	SYSCALL
+	CMPQ	AX, $0xfffffffffffff001
+	JCC	exit
+	MOVL	AX, 0(R13)	// pfd.fd
+	MOVQ	$110, AX	// SYS_getppid
+	SYSCALL
+	CMPQ	AX, R12
+	JNE	exit
+wait:
+	MOVQ	R13, DI
+	MOVQ	$1, SI
+	MOVQ	$-1, DX
+	MOVQ	$7, AX	// SYS_poll(pfd, 1, -1)
+	SYSCALL
+	CMPQ	AX, $-4	// EINTR
+	JEQ	wait
+exit:
+	XORQ	DI, DI
+	MOVQ	$60, AX	// SYS_exit(0)
+	SYSCALL
+	JMP	exit
