@@ -823,13 +823,14 @@ func childInit(c *childPlan) {
 		v.rep.StimeUs = uint64(v.ru.Stime.Sec)*1e6 + uint64(v.ru.Stime.Usec)
 		v.rep.MaxrssKB = uint64(v.ru.Maxrss)
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&v.rep)), unsafe.Sizeof(v.rep))
-		// A prepared jail's init leaves its exit (the teardown of the
-		// namespaces, which makes every CPU wait for RCU) until the
-		// supervisor has its result: until a byte or EOF on the control
-		// pipe.
-		if c.prepared {
-			syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&v.sigbuf[0])), 1)
-		}
+		// The init leaves its exit (the teardown of the namespaces, which
+		// makes every CPU wait for RCU) until the supervisor has its
+		// result: until a byte or EOF on the control pipe, which the
+		// supervisor's own exit brings, or its closing of the jail's
+		// descriptors (closeAll). Both then need one CPU each: the init,
+		// which the scheduler places where the supervisor runs, would
+		// otherwise take it from the supervisor's last steps.
+		syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&v.sigbuf[0])), 1)
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}

@@ -5,10 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -120,31 +120,41 @@ func TestEarlyAdoptedThenFailed(t *testing.T) {
 }
 
 // A caller that exits once Run returns (Input.Exiting) is not made to wait
-// for the init's exit, the teardown of the jail's namespaces: the init,
-// which has reported every process of the jail reaped, is left a child of
-// the caller, and exits by itself with status 0. Without Exiting, Run
-// reaps it (TestEarlyDiscarded).
+// for the init's exit, the teardown of the jail's namespaces: Run returns
+// with every process of the jail ended, and the init, a child of the
+// caller, waiting for the caller's exit to close the control pipe. (The
+// command line's exit, and the init's status 0 then, TestNothingLeftBehind.)
+// Without Exiting, Run reaps it (TestEarlyDiscarded).
 func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	p, _ := baseline(t, 1)
 	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/sh", Args: []string{"-c", "sleep 29.25 & echo started"}, Exiting: true})
 	if r.Status != jail.StatusOK || r.Stdout != "started\n" {
 		t.Fatalf("run: %s %q %q", r.Status, r.Error, r.Stdout)
 	}
-	var ws syscall.WaitStatus
-	pid, err := 0, error(nil)
-	for deadline := time.Now().Add(time.Second); pid == 0 && err == nil; time.Sleep(100 * time.Microsecond) {
-		if pid, err = syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); pid == 0 && time.Now().After(deadline) {
-			t.Fatal("the init had not exited a second after the run")
-		}
-	}
-	if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
-		t.Fatalf("the init: wait4 gave %d %v, status %v; want it exited with 0", pid, err, ws)
-	}
-	// The program's background child had been killed and reaped by then.
-	if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
-		t.Fatalf("a child is left after the init: wait4 gave %d, %v", pid, err)
-	}
+	// The program's background child has been killed and reaped.
 	if out, _ := exec.Command("pgrep", "-f", "^sleep 29.25$").Output(); len(out) > 0 {
 		t.Fatalf("the program's background sleep outlived the run: %s", out)
+	}
+	// Each thread lists the children it cloned.
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []string
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) != 1 {
+		t.Fatalf("children of this thread after the run: %q, want the init alone", kids)
+	}
+	pid, _ := strconv.Atoi(kids[0])
+	var ws syscall.WaitStatus
+	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG|unix.WALL, nil); got != 0 || err != nil {
+		t.Fatalf("the init did not wait for the caller's exit: wait4 gave %d, %v, %v", got, err, ws)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	if _, err := syscall.Wait4(pid, &ws, unix.WALL, nil); err != nil || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the init: %v, %v", err, ws)
 	}
 }

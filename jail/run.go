@@ -819,8 +819,15 @@ func (s *supervisor) closeAll() {
 	}
 	s.ctlClosed, s.closed = true, true
 	s.mu.Unlock()
+	// A caller about to exit (Input.Exiting) need not wait for the init's
+	// exit, the teardown of the jail's namespaces, once the init has
+	// reported every process of the jail reaped. The init exits at EOF on
+	// the control pipe, which is then left for this process's exit to
+	// close: the init, which the scheduler tends to place on the
+	// supervisor's CPU, takes none of it from the steps left here.
+	leave := s.pid > 0 && s.reported && s.in.Exiting
 	for _, fd := range s.fds {
-		if fd >= 0 {
+		if fd >= 0 && !(leave && fd == s.plan.ctlW) {
 			syscall.Close(fd)
 		}
 	}
@@ -830,11 +837,8 @@ func (s *supervisor) closeAll() {
 			s.log("%v", err)
 		}
 	}
-	// The init's exit, the teardown of its namespaces, is under way
-	// meanwhile; a caller about to exit need not wait for it once every
-	// process of the jail is reaped (the init's report says so).
-	if s.pid > 0 && !(s.reported && s.in.Exiting) {
-		s.reap()
+	if s.pid > 0 && !leave {
+		s.reap() // its exit, the teardown of its namespaces, was under way meanwhile
 	}
 	s.np.close()
 	if s.pidfd > 0 {
