@@ -58,6 +58,7 @@ type childPlan struct {
 
 	uid, gid    uintptr // the program's user and group inside the jail
 	timerSlack  uintptr // the program's timer slack, in ns (callerSlack)
+	exiting     bool    // the supervisor exits after the run (Input.Exiting)
 	clearGroups bool    // drop supplementary groups (possible when started as root)
 
 	attachAt     *byte     // host directory the new root is attached over before pivot_root
@@ -825,11 +826,16 @@ func childInit(c *childPlan) {
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&v.rep)), unsafe.Sizeof(v.rep))
 		// The init leaves its exit (the teardown of the namespaces, which
 		// makes every CPU wait for RCU) until the supervisor has its
-		// result: until a byte or EOF on the control pipe, which the
-		// supervisor's own exit brings, or its closing of the jail's
-		// descriptors (closeAll). Both then need one CPU each: the init,
-		// which the scheduler places where the supervisor runs, would
-		// otherwise take it from the supervisor's last steps.
+		// result: until a byte or EOF on the control pipe, which comes
+		// when the supervisor closes the jail's descriptors (closeAll),
+		// or, for one that exits then (Input.Exiting), when its keeper
+		// has (Exit), after the supervisor's own caller was told. The
+		// supervisor's exit would kill the init before: it no longer
+		// needs to, every process of the jail being reaped, and the pipe
+		// reads EOF once both are gone, however the supervisor ends.
+		if c.exiting {
+			syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, 0, 0)
+		}
 		syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&v.sigbuf[0])), 1)
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)

@@ -122,10 +122,20 @@ func TestEarlyAdoptedThenFailed(t *testing.T) {
 // A caller that exits once Run returns (Input.Exiting) is not made to wait
 // for the init's exit, the teardown of the jail's namespaces: Run returns
 // with every process of the jail ended, and the init, a child of the
-// caller, waiting for the caller's exit to close the control pipe. (The
-// command line's exit, and the init's status 0 then, TestNothingLeftBehind.)
-// Without Exiting, Run reaps it (TestEarlyDiscarded).
+// caller, waiting for the caller's exit (or its keeper's, Exit) to close
+// the control pipe. Run leaves the run's descriptors to that exit: the
+// test runs in a process of its own. (The command line's exit, and the
+// init's status 0 then, TestNothingLeftBehind.) Without Exiting, Run
+// reaps it (TestEarlyDiscarded).
 func TestExitingLeavesOnlyTheInit(t *testing.T) {
+	if os.Getenv("GOJAIL_EXITING_TEST") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExitingLeavesOnlyTheInit$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GOJAIL_EXITING_TEST=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
 	p, _ := baseline(t, 1)
 	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/sh", Args: []string{"-c", "sleep 29.25 & echo started"}, Exiting: true})
 	if r.Status != jail.StatusOK || r.Stdout != "started\n" {
@@ -146,7 +156,7 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	if len(kids) != 1 {
-		t.Fatalf("children of this thread after the run: %q, want the init alone", kids)
+		t.Fatalf("children of this process after the run: %q, want the init alone", kids)
 	}
 	pid, _ := strconv.Atoi(kids[0])
 	var ws syscall.WaitStatus

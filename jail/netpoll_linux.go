@@ -5,6 +5,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,11 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 			return err
 		}
 		np.wait = func(uintptr) bool {
-			np.n, _ = unix.EpollWait(np.ep, np.ev[:], 0)
+			r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(np.ep), uintptr(unsafe.Pointer(&np.ev[0])), uintptr(len(np.ev)), 0, 0, 0)
+			np.n = int(r)
+			if e != 0 {
+				np.n = 0
+			}
 			return np.n > 0
 		}
 	}

@@ -81,7 +81,7 @@ func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
 		in.Early.Discard()
 		return Failed(StatusInvalidInput, err)
 	}
-	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}, debug: in.Log != nil}
+	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}, debug: in.Log != nil, listener: -1}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
@@ -158,6 +158,7 @@ type supervisor struct {
 	cpuBase   time.Duration // prepared: the CPU time of its setup, which is not the program's
 	reaped    bool          // the init has been waited for
 	reported  bool          // the init has reported the program's end, every process reaped
+	listener  int           // the seccomp listener, once received; -1 before
 	debug     bool          // --debug: the child reports its steps
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	np        netPoll       // waits on the jail's descriptors
@@ -426,6 +427,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		uid:          uintptr(p.Run.UID),
 		gid:          uintptr(p.Run.GID),
 		timerSlack:   callerSlack,
+		exiting:      s.in.Exiting,
 		clearGroups:  os.Geteuid() == 0,
 		// The new root is attached over the host's /proc before pivot_root:
 		// binds are made from host paths after that, and none may come from
@@ -821,13 +823,26 @@ func (s *supervisor) closeAll() {
 	s.mu.Unlock()
 	// A caller about to exit (Input.Exiting) need not wait for the init's
 	// exit, the teardown of the jail's namespaces, once the init has
-	// reported every process of the jail reaped. The init exits at EOF on
-	// the control pipe, which is then left for this process's exit to
-	// close: the init, which the scheduler tends to place on the
-	// supervisor's CPU, takes none of it from the steps left here.
-	leave := s.pid > 0 && s.reported && s.in.Exiting
+	// reported every process of the jail reaped: the init exits at EOF on
+	// the control pipe, which, with the seccomp listener (the last hold on
+	// the filter, whose freeing is not quick either), is left to the
+	// process's exit (see Exit), as are the rest of its descriptors.
+	if s.pid > 0 && s.reported && s.in.Exiting {
+		exitMu.Lock()
+		exitKeep = append(exitKeep, s.plan.ctlW)
+		if s.listener >= 0 {
+			exitKeep = append(exitKeep, s.listener)
+		}
+		exitMu.Unlock()
+		if s.cg != nil {
+			if err := s.cg.Remove(); err != nil {
+				s.log("%v", err)
+			}
+		}
+		return
+	}
 	for _, fd := range s.fds {
-		if fd >= 0 && !(leave && fd == s.plan.ctlW) {
+		if fd >= 0 {
 			syscall.Close(fd)
 		}
 	}
@@ -837,7 +852,7 @@ func (s *supervisor) closeAll() {
 			s.log("%v", err)
 		}
 	}
-	if s.pid > 0 && !leave {
+	if s.pid > 0 {
 		s.reap() // its exit, the teardown of its namespaces, was under way meanwhile
 	}
 	s.np.close()

@@ -191,6 +191,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 				// Closed with the run's other descriptors: the last
 				// reference frees the filter, which is not quick.
 				s.fds = append(s.fds, notify[1])
+				s.listener = notify[1]
 			}
 		}
 		if pfd[listenIdx].Revents&unix.POLLIN != 0 {
@@ -203,7 +204,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 			if st.fd < 0 || pfd[i].Revents == 0 {
 				continue
 			}
-			n, err := syscall.Read(st.fd, chunk)
+			n, err := rawRead(st.fd, chunk)
 			if n > 0 {
 				if st.add(chunk[:n]) && i < 2 && l.OutputAction == policy.OutputKill {
 					s.kill(killOutput)
@@ -473,7 +474,7 @@ func (s *supervisor) drain(st *stream, chunk []byte) (over bool) {
 	}
 	left, err := unix.IoctlGetInt(st.fd, unix.TIOCINQ) // FIONREAD
 	for err == nil && left > 0 {
-		n, rerr := syscall.Read(st.fd, chunk[:min(len(chunk), left)])
+		n, rerr := rawRead(st.fd, chunk[:min(len(chunk), left)])
 		if rerr == syscall.EINTR {
 			continue
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	startup "github.com/gojail/gojail/cmd/gojail/internal/early"
-	"github.com/gojail/gojail/cmd/gojail/internal/lastexit"
 	"github.com/gojail/gojail/cmd/gojail/internal/utc"
+	"github.com/gojail/gojail/jail"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,7 +39,7 @@ func main() {
 	// and reaped.
 	cli.OsExiter = func(code int) {
 		early.Discard()
-		lastexit.Exit(code)
+		jail.Exit(code)
 	}
 	// The collector comes back past 32 MiB: only a large output limit
 	// takes the heap there, and each doubling of its kept bytes would

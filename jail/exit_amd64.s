@@ -1,16 +1,19 @@
 #include "textflag.h"
 
-// func keeper(ppid uintptr, pfd *pollFd) (pid uintptr, errno syscall.Errno)
+// func keeper(ppid uintptr, pfd *pollFd, ranges *[2]uintptr, n uintptr) (pid uintptr, errno syscall.Errno)
 //
 // clone(CLONE_VM) with no exit signal and no stack of its own: the child
 // runs only system calls, with every signal blocked (the caller's mask,
-// SIGKILL aside), and touches no memory but *pfd. It closes every
-// descriptor, opens a pidfd of ppid, and exits once that polls readable:
-// once every thread of ppid has exited. If ppid is no longer its parent
-// (it exited before the pidfd was opened), it exits at once.
-TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-32
+// SIGKILL aside), and touches no memory but *pfd and ranges. It closes the
+// n ranges of descriptors, opens a pidfd of ppid, and exits once that
+// polls readable: once every thread of ppid has exited. If ppid is no
+// longer its parent (it exited before the pidfd was opened), it exits at
+// once.
+TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-48
 	MOVQ	ppid+0(FP), R12
 	MOVQ	pfd+8(FP), R13
+	MOVQ	ranges+16(FP), BX
+	MOVQ	n+24(FP), R9
 	MOVQ	$0x100, DI	// CLONE_VM
 	XORQ	SI, SI	// the caller's stack, which the child never uses
 	XORQ	DX, DX
@@ -22,20 +25,26 @@ TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-32
 	JEQ	child
 	CMPQ	AX, $0xfffffffffffff001
 	JLS	ok
-	MOVQ	$0, pid+16(FP)
+	MOVQ	$0, pid+32(FP)
 	NEGQ	AX
-	MOVQ	AX, errno+24(FP)
+	MOVQ	AX, errno+40(FP)
 	RET
 ok:
-	MOVQ	AX, pid+16(FP)
-	MOVQ	$0, errno+24(FP)
+	MOVQ	AX, pid+32(FP)
+	MOVQ	$0, errno+40(FP)
 	RET
 child:
-	XORQ	DI, DI
-	MOVQ	$-1, SI
+	TESTQ	R9, R9
+	JEQ	open
+	MOVQ	0(BX), DI
+	MOVQ	8(BX), SI
 	XORQ	DX, DX
-	MOVQ	$436, AX	// SYS_close_range(0, ~0, 0)
+	MOVQ	$436, AX	// SYS_close_range(first, last, 0)
 	SYSCALL
+	ADDQ	$16, BX
+	DECQ	R9
+	JMP	child
+open:
 	MOVQ	R12, DI
 	XORQ	SI, SI
 	MOVQ	$434, AX	// SYS_pidfd_open(ppid, 0)
