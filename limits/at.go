@@ -77,12 +77,12 @@ func mkdir(path string) error {
 
 func unlinkDir(path string) error {
 	dir, rel := at(path)
-	return unix.Unlinkat(dir, rel, unix.AT_REMOVEDIR)
+	return rawUnlinkat(dir, rel, unix.AT_REMOVEDIR)
 }
 
 func stat(path string, st *unix.Stat_t) error {
 	dir, rel := at(path)
-	return unix.Fstatat(dir, rel, st, 0)
+	return rawFstatat(dir, rel, st, 0)
 }
 
 func exists(path string) bool {

@@ -346,7 +346,7 @@ func (k *counters) read(path string) ([]byte, error) {
 	// (cgroup.procs) may come back short before its end and is not kept.
 	buf := make([]byte, 512)
 	for off := 0; ; {
-		n, err := unix.Pread(fd, buf[off:], int64(off))
+		n, err := rawPread(fd, buf[off:], int64(off))
 		if err == unix.EINTR {
 			continue
 		}
@@ -365,7 +365,7 @@ func (k *counters) close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for path, fd := range k.fds {
-		unix.Close(fd)
+		rawClose(fd)
 		delete(k.fds, path)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/urfave/cli/v2"
 
@@ -387,8 +388,8 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 		}
 		logOwnPeak(c)
 	} else {
-		os.Stdout.WriteString(r.Stdout)
-		os.Stderr.WriteString(r.Stderr)
+		writeOut(1, os.Stdout, r.Stdout)
+		writeOut(2, os.Stderr, r.Stderr)
 		for _, e := range r.SeccompLog {
 			fmt.Fprintf(os.Stderr, "gojail: seccomp: %s: %s (%s), %d times\n", e.Syscall, e.Action, e.Rule, e.Count)
 		}
@@ -407,6 +408,25 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 		logOwnPeak(c)
 	}
 	return cli.Exit("", r.ProcessExitCode())
+}
+
+// writeOut writes s to f, gojail's stdout or stderr, descriptor fd: with
+// raw write calls, as jail.Exit's caller should make them (see the jail
+// package's quiet.go), unless f is non-blocking and full (EAGAIN: f's own
+// writes wait for it in the poller) or fails (f reports it as it would).
+// Nothing for an empty s.
+func writeOut(fd uintptr, f *os.File, s string) {
+	for len(s) > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(len(s)))
+		switch {
+		case e == syscall.EINTR:
+		case e != 0:
+			f.WriteString(s)
+			return
+		default:
+			s = s[n:]
+		}
+	}
 }
 
 // logOwnPeak says, under --debug, the most memory this process has had
