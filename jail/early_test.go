@@ -2,6 +2,7 @@ package jail_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -145,7 +147,10 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	if out, _ := exec.Command("pgrep", "-f", "^sleep 29.25$").Output(); len(out) > 0 {
 		t.Fatalf("the program's background sleep outlived the run: %s", out)
 	}
-	// Each thread lists the children it cloned.
+	// Each thread lists the children it cloned: the init, pid 1 of its
+	// own pid namespace, and the keeper (Exit), started by the run with
+	// the control pipe and the seccomp listener, and its pidfd of this
+	// process, as its only descriptors.
 	tasks, err := filepath.Glob("/proc/self/task/*/children")
 	if err != nil {
 		t.Fatal(err)
@@ -155,14 +160,40 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		kids = append(kids, strings.Fields(string(b))...)
 	}
-	if len(kids) != 1 {
-		t.Fatalf("children of this process after the run: %q, want the init alone", kids)
+	if len(kids) != 2 {
+		t.Fatalf("children of this process after the run: %q, want the init and the keeper", kids)
 	}
-	pid, _ := strconv.Atoi(kids[0])
+	pid, keeper := 0, 0
+	for _, k := range kids {
+		n, _ := strconv.Atoi(k)
+		b, err := os.ReadFile("/proc/" + k + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\nNSpid:\t"+k+"\t1\n") {
+			pid = n
+		} else {
+			keeper = n
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no init among the children %q", kids)
+	}
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", keeper))
+		if err == nil && len(fds) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the keeper holds %d descriptors (%v), want 3", len(fds), err)
+		}
+	}
 	var ws syscall.WaitStatus
 	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG|unix.WALL, nil); got != 0 || err != nil {
 		t.Fatalf("the init did not wait for the caller's exit: wait4 gave %d, %v, %v", got, err, ws)
 	}
+	syscall.Kill(keeper, syscall.SIGKILL)
+	syscall.Wait4(keeper, &ws, unix.WALL, nil)
 	syscall.Kill(pid, syscall.SIGKILL)
 	if _, err := syscall.Wait4(pid, &ws, unix.WALL, nil); err != nil || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the init: %v, %v", err, ws)

@@ -18,8 +18,9 @@ import (
 // compiled program's memory is given back on every CPU (hundreds of
 // microseconds, in a virtual machine); and its control pipe lets the jail's
 // init exit, which tears down the jail's namespaces. Exit first clones a
-// keeper: a process that shares this one's memory, and holds those
-// descriptors (exitKeep) and no other: its copy of every other descriptor,
+// keeper (if a run has not cloned it already, startKeeper): a process that
+// shares this one's memory, and holds those descriptors and no other: its
+// copy of every other descriptor,
 // the caller's pipes among them, is closed at once. The supervisor's exit
 // then drops its hold on them, its parent is told at once, and the keeper,
 // which waits on a pidfd for this whole process to be gone, undoes the rest
@@ -29,9 +30,22 @@ import (
 // does the jail's init. If it cannot be cloned (a process limit), the exit
 // is as usual.
 func Exit(code int) {
+	startKeeper()
+	os.Exit(code)
+}
+
+// startKeeper clones the keeper, once, holding the descriptors keep. A run
+// whose caller exits after it (Input.Exiting) starts it as soon as it
+// holds what the keeper keeps, while the jail's program starts, rather
+// than on the way to the exit (the clone is some 40 µs).
+func startKeeper(keep ...int) {
 	exitMu.Lock()
-	keep := slices.Sorted(slices.Values(exitKeep))
-	exitMu.Unlock()
+	defer exitMu.Unlock()
+	if keeperStarted {
+		return
+	}
+	keeperStarted = true
+	slices.Sort(keep)
 	// What the keeper closes: every range between the kept descriptors.
 	n, lo := 0, 0
 	for _, fd := range keep {
@@ -45,18 +59,14 @@ func Exit(code int) {
 		lo = fd + 1
 	}
 	keeperClose[n] = [2]uintptr{uintptr(lo), ^uintptr(0)}
-	keeperRanges = uintptr(n + 1)
 	runtime_BeforeFork() // every signal blocked, as the keeper then has them
-	keeper(uintptr(syscall.Getpid()), &keeperPoll, &keeperClose[0], keeperRanges)
+	keeper(uintptr(syscall.Getpid()), &keeperPoll, &keeperClose[0], uintptr(n+1))
 	runtime_AfterFork()
-	os.Exit(code)
 }
 
-// exitKeep are the descriptors the keeper holds: of runs whose init has
-// reported, in a process about to exit (closeAll).
 var (
-	exitMu   sync.Mutex
-	exitKeep []int
+	exitMu        sync.Mutex
+	keeperStarted bool
 )
 
 // keeper clones the keeper, which closes the n ranges of descriptors at
@@ -72,7 +82,6 @@ type pollFd struct {
 // The keeper's variables. It shares this process's memory and uses
 // nothing else of it: it needs no stack.
 var (
-	keeperPoll   = pollFd{events: 1} // POLLIN
-	keeperClose  [9][2]uintptr       // first and last descriptor of each range it closes
-	keeperRanges uintptr
+	keeperPoll  = pollFd{events: 1} // POLLIN
+	keeperClose [9][2]uintptr       // first and last descriptor of each range it closes
 )

@@ -828,12 +828,11 @@ func (s *supervisor) closeAll() {
 	// the filter, whose freeing is not quick either), is left to the
 	// process's exit (see Exit), as are the rest of its descriptors.
 	if s.pid > 0 && s.reported && s.in.Exiting {
-		exitMu.Lock()
-		exitKeep = append(exitKeep, s.plan.ctlW)
 		if s.listener >= 0 {
-			exitKeep = append(exitKeep, s.listener)
+			startKeeper(s.plan.ctlW, s.listener)
+		} else {
+			startKeeper(s.plan.ctlW)
 		}
-		exitMu.Unlock()
 		if s.cg != nil {
 			if err := s.cg.Remove(); err != nil {
 				s.log("%v", err)

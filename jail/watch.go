@@ -192,6 +192,9 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 				// reference frees the filter, which is not quick.
 				s.fds = append(s.fds, notify[1])
 				s.listener = notify[1]
+				if s.in.Exiting {
+					startKeeper(s.plan.ctlW, s.listener)
+				}
 			}
 		}
 		if pfd[listenIdx].Revents&unix.POLLIN != 0 {
