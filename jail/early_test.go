@@ -192,6 +192,19 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG|unix.WALL, nil); got != 0 || err != nil {
 		t.Fatalf("the init did not wait for the caller's exit: wait4 gave %d, %v, %v", got, err, ws)
 	}
+	// A second run with Exiting, in a process that does not exit, is run
+	// as any other: its init reaped, its descriptors closed.
+	fds, _ := os.ReadDir("/proc/self/fd")
+	r = jail.Run(context.Background(), &p, jail.Input{Program: "/bin/true", Exiting: true})
+	if r.Status != jail.StatusOK {
+		t.Fatalf("second run: %s %q", r.Status, r.Error)
+	}
+	if after, _ := os.ReadDir("/proc/self/fd"); len(after) != len(fds) {
+		t.Fatalf("the second run left descriptors: %d before, %d after", len(fds), len(after))
+	}
+	if pid2, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); pid2 != 0 || err != nil {
+		t.Fatalf("after the second run: wait4 gave %d, %v; want the two children alive, nothing to reap", pid2, err)
+	}
 	syscall.Kill(keeper, syscall.SIGKILL)
 	syscall.Wait4(keeper, &ws, unix.WALL, nil)
 	syscall.Kill(pid, syscall.SIGKILL)

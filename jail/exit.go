@@ -30,9 +30,34 @@ import (
 // does the jail's init. If it cannot be cloned (a process limit), the exit
 // is as usual.
 func Exit(code int) {
-	startKeeper()
+	if hostPidNS() {
+		startKeeper()
+	}
 	os.Exit(code)
 }
+
+// claimExit reports whether a run may leave its end to Exit (Input.Exiting):
+// the first run of the process that asks, and only in the host's pid
+// namespace, whose init reaps the keeper and the run's init once they are
+// orphaned to it (a container's init, or a caller that is a subreaper, may
+// not).
+func claimExit() bool {
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	if exitClaimed || keeperStarted || !hostPidNS() {
+		return false
+	}
+	exitClaimed = true
+	return true
+}
+
+// hostPidNS: this process is in the initial pid namespace, whose number
+// the kernel fixes (PROC_PID_INIT_INO).
+var hostPidNS = sync.OnceValue(func() bool {
+	var buf [32]byte
+	n, err := syscall.Readlink("/proc/self/ns/pid", buf[:])
+	return err == nil && string(buf[:n]) == "pid:[4026531836]"
+})
 
 // startKeeper clones the keeper, once, holding the descriptors keep. A run
 // whose caller exits after it (Input.Exiting) starts it as soon as it
@@ -66,6 +91,7 @@ func startKeeper(keep ...int) {
 
 var (
 	exitMu        sync.Mutex
+	exitClaimed   bool // a run leaves its end to Exit (claimExit)
 	keeperStarted bool
 )
 

@@ -128,6 +128,7 @@ func (pj *Prepared) Run(ctx context.Context, in Input) *Result {
 	}
 	s := pj.s
 	s.in = in
+	s.in.Exiting = false // a prepared jail's caller serves more runs (see Input.Exiting)
 	if err := checkArgs(&in); err != nil {
 		pj.giveUp()
 		return Failed(StatusInvalidInput, err)

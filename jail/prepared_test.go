@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gojail/gojail/jail"
 )
 
@@ -154,5 +156,33 @@ func TestPreparedStdinFIFOHeldOpen(t *testing.T) {
 	}
 	if n := fds(); n > before+1 {
 		t.Fatalf("%d descriptors open after the run, %d before it and the writer's: the copy still holds the FIFO", n, before+1)
+	}
+}
+
+// A prepared jail's run ignores Input.Exiting: its caller serves more runs,
+// and Wait returns with the jail torn down, as after any run (the keeper,
+// had it been started, would have held the control pipe, and the init
+// would never have seen its EOF).
+func TestPreparedIgnoresExiting(t *testing.T) {
+	p, before := baseline(t, 1)
+	pj, err := jail.Prepare(context.Background(), &p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pj.Run(context.Background(), jail.Input{Program: "/bin/echo", Args: []string{"hi"}, Exiting: true})
+	if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
+		t.Fatalf("run: %s %q %q", r.Status, r.Error, r.Stdout)
+	}
+	done := make(chan struct{})
+	go func() { pj.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return within 5s of a run with Exiting")
+	}
+	sameHost(t, before)
+	var ws syscall.WaitStatus
+	if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
+		t.Fatalf("a child is left: wait4 gave %d, %v", pid, err)
 	}
 }

@@ -11,9 +11,10 @@ import (
 // wakes the runtime's monitor thread from its deep sleep, a futex wake
 // that, to a sleeping CPU of a virtual machine, costs the caller tens of
 // microseconds, on the way from the program's end to the result. Each of
-// these is a non-blocking descriptor's, or returns at once.
+// these returns at once: a non-blocking descriptor's, or one that polled
+// readable and has no other reader (the report pipe).
 
-// rawRead is read(2) of a non-blocking descriptor.
+// rawRead is read(2) of a descriptor that does not block (see above).
 func rawRead(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil

@@ -61,12 +61,15 @@ type Input struct {
 	// discarded. Run owns it either way.
 	Early *Early
 
-	// Exiting says the caller exits once Run returns (the command line's
-	// one run). The jail's init, once it has reported every process of
-	// the jail reaped, is then left to finish its own exit, the teardown
-	// of the jail's namespaces, which the caller need not wait for: the
-	// kernel hands it, a zombie, to the host's reaper. Otherwise Run waits
-	// for it and reaps it.
+	// Exiting says the caller exits once Run returns, through Exit (the
+	// command line's one run). The jail's init, once it has reported every
+	// process of the jail reaped, is then neither waited for nor reaped:
+	// it exits, tearing the jail's namespaces down, once Exit's keeper has,
+	// after the caller's own caller was told, and the host's reaper reaps
+	// it. The run's descriptors are left to the exit too. Only the first
+	// such run of a process, in the host's pid namespace (a container's
+	// init may not reap what is orphaned to it), is run so; Prepared.Run
+	// ignores it. Otherwise Run waits for the init and reaps it.
 	Exiting bool
 }
 
@@ -82,6 +85,7 @@ func Run(ctx context.Context, p *policy.Policy, in Input) *Result {
 		return Failed(StatusInvalidInput, err)
 	}
 	s := &supervisor{p: p, in: in, log: in.Log, enforced: map[string]string{}, debug: in.Log != nil, listener: -1}
+	s.in.Exiting = in.Exiting && claimExit()
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
@@ -159,6 +163,7 @@ type supervisor struct {
 	reaped    bool          // the init has been waited for
 	reported  bool          // the init has reported the program's end, every process reaped
 	listener  int           // the seccomp listener, once received; -1 before
+	outBytes  int           // the program's output kept, stdout and stderr
 	debug     bool          // --debug: the child reports its steps
 	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
 	np        netPoll       // waits on the jail's descriptors
@@ -833,6 +838,12 @@ func (s *supervisor) closeAll() {
 		} else {
 			startKeeper(s.plan.ctlW)
 		}
+		// Output that may take the caller a while to read: the init exits
+		// now, so that its namespaces (its tmpfs files) are not kept while
+		// the caller reads.
+		if s.outBytes > bigOutput {
+			syscall.Write(s.plan.ctlW, []byte{'k'})
+		}
 		if s.cg != nil {
 			if err := s.cg.Remove(); err != nil {
 				s.log("%v", err)
@@ -859,6 +870,10 @@ func (s *supervisor) closeAll() {
 		syscall.Close(int(s.pidfd))
 	}
 }
+
+// bigOutput is more output than the caller's pipe takes at once (its
+// default capacity).
+const bigOutput = 64 << 10
 
 // readReports reads what a dead child left on the report pipe, without
 // blocking.

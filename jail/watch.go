@@ -228,7 +228,9 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		// Its end is the verdict. Otherwise the init, outside the jail's
 		// cgroup, is waited for after the result, its cgroup removed
 		// meanwhile (closeAll; a prepared jail's, Prepared.Run), or not
-		// at all when the caller exits then (Input.Exiting).
+		// at all when the caller exits then (Input.Exiting). A live init
+		// (the poll failed) is told to stop: it waits for that.
+		s.closeCtl()
 		s.waitInit(&ws, &ru)
 	}
 	cpu, peak := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), ru.Maxrss*1024
@@ -246,6 +248,7 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 
 	out, errOut := &streams[0], &streams[1]
 	s.stderrTail = string(errOut.tail)
+	s.outBytes = len(out.buf) + len(errOut.buf)
 	r := &Result{
 		Stdout: out.kept(), Stderr: errOut.kept(),
 		StdoutTruncated: out.truncated, StderrTruncated: errOut.truncated,

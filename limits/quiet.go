@@ -10,7 +10,7 @@ import (
 // The calls on cgroup files made while a run ends (its counters, the
 // removal of its directories) are made raw, without telling the runtime
 // (syscall.Syscall's entersyscall) that they might block, which they do
-// not: the first call so made after the supervisor's thread was parked
+// not, beyond a brief wait for the kernel's cgroup lock: the first call so made after the supervisor's thread was parked
 // wakes the runtime's monitor thread from its deep sleep, a futex wake
 // that, to a sleeping CPU of a virtual machine, costs the caller tens of
 // microseconds, on the way from the program's end to the result (see the

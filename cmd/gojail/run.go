@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/jail"
 	"github.com/gojail/gojail/limits"
@@ -410,23 +412,55 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	return cli.Exit("", r.ProcessExitCode())
 }
 
-// writeOut writes s to f, gojail's stdout or stderr, descriptor fd: with
-// raw write calls, as jail.Exit's caller should make them (see the jail
-// package's quiet.go), unless f is non-blocking and full (EAGAIN: f's own
-// writes wait for it in the poller) or fails (f reports it as it would).
-// Nothing for an empty s.
+// writeOut writes s to f, gojail's stdout or stderr, descriptor fd. What
+// a write takes at once without blocking (rawRoom) goes with raw write
+// calls, as jail.Exit's caller should make them (see the jail package's
+// quiet.go); the rest, or all of it on an error (EAGAIN from a
+// non-blocking descriptor, EPIPE), through f, which waits in the poller
+// or reports the error as it would. Nothing for an empty s.
 func writeOut(fd uintptr, f *os.File, s string) {
-	for len(s) > 0 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(len(s)))
-		switch {
-		case e == syscall.EINTR:
-		case e != 0:
-			f.WriteString(s)
-			return
-		default:
-			s = s[n:]
+	room := rawRoom(fd)
+	for len(s) > 0 && room > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(min(len(s), room)))
+		if e == syscall.EINTR {
+			continue
 		}
+		if e != 0 {
+			break
+		}
+		s, room = s[n:], room-int(n)
 	}
+	if len(s) > 0 {
+		f.WriteString(s)
+	}
+}
+
+// rawRoom is how much a write to fd takes without blocking: anything for a
+// regular file or /dev/null, an empty pipe's capacity, nothing for the rest
+// (a terminal, a socket, a pipe that holds bytes), or if it cannot be told.
+func rawRoom(fd uintptr) int {
+	var st syscall.Stat_t
+	if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, fd, uintptr(unsafe.Pointer(&st)), 0); e != 0 {
+		return 0
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return math.MaxInt
+	case syscall.S_IFCHR:
+		if st.Rdev == unix.Mkdev(1, 3) { // /dev/null
+			return math.MaxInt
+		}
+	case syscall.S_IFIFO:
+		// An empty pipe takes its capacity. One that holds bytes may have
+		// no free buffer however few they are (it keeps a page per write).
+		size, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, unix.F_GETPIPE_SZ, 0)
+		var used int32
+		if _, _, e2 := syscall.RawSyscall(syscall.SYS_IOCTL, fd, unix.TIOCINQ, uintptr(unsafe.Pointer(&used))); e != 0 || e2 != 0 || used != 0 {
+			return 0
+		}
+		return int(size)
+	}
+	return 0
 }
 
 // logOwnPeak says, under --debug, the most memory this process has had

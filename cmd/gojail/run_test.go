@@ -659,9 +659,9 @@ func TestNothingLeftBehind(t *testing.T) {
 		// As a subreaper, this process inherits whatever a gojail leaves
 		// when it exits: an early init it had not reaped would be here.
 		// What may be here, and ends by itself: the keeper of its memory
-		// (package lastexit), on every exit through cli.OsExiter, and a
-		// run's init, which had reported every process of its jail reaped
-		// and was exiting (jail.Input.Exiting).
+		// (jail.Exit), on every exit through cli.OsExiter, and a run's
+		// init, which had reported every process of its jail reaped and
+		// exits after the keeper (jail.Input.Exiting).
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -692,6 +692,64 @@ func TestNothingLeftBehind(t *testing.T) {
 			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); err != syscall.ECHILD {
 				t.Fatalf("gojail %q left a process behind: wait4 gave pid %d, %v", tc.args, pid, err)
 			}
+		}
+	})
+	t.Run("in a pid namespace of its own, gojail leaves no process to reap", func(t *testing.T) {
+		// A container's init may never reap what is orphaned to it: there
+		// gojail waits for its init and frees its own memory (jail.Exit).
+		if os.Geteuid() != 0 {
+			t.Skip("unshare --pid takes root here")
+		}
+		// The namespace's init waits for gojail alone, as a program that
+		// does not know of orphans would, then lists the namespace's
+		// processes.
+		prog := `import os, subprocess, sys, time
+subprocess.run([sys.argv[1], "run", "--", "/bin/true"], check=True)
+time.sleep(0.2)
+print(sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))`
+		out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "/usr/bin/python3", "-c", prog, gojailBin).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != "[1]" {
+			t.Fatalf("processes in the namespace after gojail exited: %s, want [1] (its init alone)", got)
+		}
+	})
+	t.Run("an output the caller reads slowly does not keep the jail's namespaces", func(t *testing.T) {
+		// More than a pipe takes: the init exits before gojail writes it,
+		// rather than after (its tmpfs files would wait on the reader).
+		cmd := exec.Command(gojailBin, "run", "--policy", "bash", "-c", "head -c 300000 /dev/zero | tr '\\0' a")
+		r, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		track(cmd)
+		// The run ends while the output waits in gojail: then the keeper
+		// is left among gojail's children, and the init (pid 1 of its own
+		// namespace) has exited: gone, or a zombie, which holds no
+		// namespace.
+		waitFor(t, func() bool {
+			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+			keeper, init := false, false
+			for _, f := range tasks {
+				b, _ := os.ReadFile(f)
+				for _, k := range strings.Fields(string(b)) {
+					st, _ := os.ReadFile("/proc/" + k + "/status")
+					if strings.Contains(string(st), "\nNSpid:\t"+k+"\t1\n") {
+						init = init || !strings.Contains(string(st), "\nState:\tZ")
+					} else {
+						keeper = true
+					}
+				}
+			}
+			return keeper && !init
+		})
+		n, _ := io.Copy(io.Discard, r)
+		if err := cmd.Wait(); err != nil || n != 300000 {
+			t.Fatalf("gojail: %v, %d bytes of output, want 300000", err, n)
 		}
 	})
 	t.Run("after every outcome the host is as it was", func(t *testing.T) {
