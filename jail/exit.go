@@ -19,16 +19,16 @@ import (
 // microseconds, in a virtual machine); and its control pipe lets the jail's
 // init exit, which tears down the jail's namespaces. Exit first clones a
 // keeper (if a run has not cloned it already, startKeeper): a process that
-// shares this one's memory, and holds those descriptors and no other: its
-// copy of every other descriptor,
-// the caller's pipes among them, is closed at once. The supervisor's exit
-// then drops its hold on them, its parent is told at once, and the keeper,
-// which waits on a pidfd for this whole process to be gone, undoes the rest
-// as it exits in turn. It runs only the instructions in exit_amd64.s, with
-// every signal blocked, and exits with status 0. Its parent is then the
-// host's reaper (or the caller, if it is a subreaper), which reaps it as it
-// does the jail's init. If it cannot be cloned (a process limit), the exit
-// is as usual.
+// shares this one's memory and holds those two descriptors and no other:
+// its copy of every other descriptor, the caller's pipes among them, is
+// closed at once. The supervisor's exit then drops its hold on them, its
+// parent is told at once, and the keeper, which waits on a pidfd for this
+// whole process to be gone, undoes the rest as it exits in turn. It runs
+// only the instructions in exit_amd64.s, with every signal blocked, and
+// exits with status 0. Its parent is then the host's init (or the caller,
+// if it is a subreaper), which reaps it as it does the jail's init. Only
+// in the host's pid namespace (see claimExit); if it cannot be cloned (a
+// process limit), the exit is as usual.
 func Exit(code int) {
 	if hostPidNS() {
 		startKeeper()

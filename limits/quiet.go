@@ -10,11 +10,11 @@ import (
 // The calls on cgroup files made while a run ends (its counters, the
 // removal of its directories) are made raw, without telling the runtime
 // (syscall.Syscall's entersyscall) that they might block, which they do
-// not, beyond a brief wait for the kernel's cgroup lock: the first call so made after the supervisor's thread was parked
-// wakes the runtime's monitor thread from its deep sleep, a futex wake
-// that, to a sleeping CPU of a virtual machine, costs the caller tens of
-// microseconds, on the way from the program's end to the result (see the
-// jail package's quiet.go).
+// not, beyond a brief wait for the kernel's cgroup lock: the first call so
+// made after the supervisor's thread was parked wakes the runtime's
+// monitor thread from its deep sleep, a futex wake that, to a sleeping CPU
+// of a virtual machine, costs the caller tens of microseconds, on the way
+// from the program's end to the result (see the jail package's quiet.go).
 
 func rawPread(fd int, b []byte, off int64) (int, error) {
 	r, _, e := syscall.RawSyscall6(syscall.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(off), 0, 0)

@@ -385,7 +385,7 @@ func setEnv(env []string, key, kv string) []string {
 // finish prints the result and exits with its code.
 func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	if asJSON {
-		if err := r.WriteJSON(os.Stdout); err != nil {
+		if err := r.WriteJSON(&quietOut{fd: 1, f: os.Stdout}); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 		logOwnPeak(c)
@@ -412,26 +412,46 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	return cli.Exit("", r.ProcessExitCode())
 }
 
-// writeOut writes s to f, gojail's stdout or stderr, descriptor fd. What
-// a write takes at once without blocking (rawRoom) goes with raw write
-// calls, as jail.Exit's caller should make them (see the jail package's
-// quiet.go); the rest, or all of it on an error (EAGAIN from a
-// non-blocking descriptor, EPIPE), through f, which waits in the poller
-// or reports the error as it would. Nothing for an empty s.
-func writeOut(fd uintptr, f *os.File, s string) {
-	room := rawRoom(fd)
-	for len(s) > 0 && room > 0 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(min(len(s), room)))
+// quietOut writes to f, gojail's stdout or stderr, descriptor fd. What a
+// write takes at once without blocking (rawRoom, asked once) goes with raw
+// write calls, as jail.Exit's caller should make them (see the jail
+// package's quiet.go); the rest, or all of it after an error (EAGAIN from
+// a non-blocking descriptor, EPIPE), through f, which waits in the poller
+// or reports the error as it would.
+type quietOut struct {
+	fd    uintptr
+	f     *os.File
+	room  int
+	asked bool
+}
+
+func (w *quietOut) Write(b []byte) (int, error) {
+	if !w.asked {
+		w.room, w.asked = rawRoom(w.fd), true
+	}
+	n := 0
+	for n < len(b) && w.room > 0 {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, w.fd, uintptr(unsafe.Pointer(&b[n])), uintptr(min(len(b)-n, w.room)))
 		if e == syscall.EINTR {
 			continue
 		}
 		if e != 0 {
+			w.room = 0
 			break
 		}
-		s, room = s[n:], room-int(n)
+		n, w.room = n+int(r), w.room-int(r)
 	}
-	if len(s) > 0 {
-		f.WriteString(s)
+	if n == len(b) {
+		return n, nil
+	}
+	m, err := w.f.Write(b[n:])
+	return n + m, err
+}
+
+// writeOut writes s through quietOut; nothing for an empty s.
+func writeOut(fd uintptr, f *os.File, s string) {
+	if s != "" {
+		(&quietOut{fd: fd, f: f}).Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 	}
 }
 
