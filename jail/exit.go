@@ -27,10 +27,13 @@ import (
 // only the instructions in exit_amd64.s, with every signal blocked, and
 // exits with status 0. Its parent is then the host's init (or the caller,
 // if it is a subreaper), which reaps it as it does the jail's init. Only
-// in the host's pid namespace (see claimExit); if it cannot be cloned (a
-// process limit), the exit is as usual.
+// after a run that left its end to it (claimExit); if it cannot be cloned
+// (a process limit), the exit is as usual.
 func Exit(code int) {
-	if hostPidNS() {
+	exitMu.Lock()
+	claimed := exitClaimed
+	exitMu.Unlock()
+	if claimed {
 		startKeeper()
 	}
 	os.Exit(code)

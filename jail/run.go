@@ -840,8 +840,8 @@ func (s *supervisor) closeAll() {
 		}
 		// Output that may take the caller a while to read: the init exits
 		// now, so that its namespaces (its tmpfs files) are not kept while
-		// the caller reads.
-		if s.outBytes > bigOutput {
+		// the caller reads. (Unless told already: a stop request's byte.)
+		if s.outBytes > bigOutput && !s.isKilled() {
 			syscall.Write(s.plan.ctlW, []byte{'k'})
 		}
 		if s.cg != nil {
@@ -871,9 +871,10 @@ func (s *supervisor) closeAll() {
 	}
 }
 
-// bigOutput is more output than the caller's pipe takes at once (its
-// default capacity).
-const bigOutput = 64 << 10
+// bigOutput is more kept output than the caller's pipe surely takes at
+// once: escaped in a JSON result, a byte may take six, and a pipe's
+// default capacity is 64 KiB.
+const bigOutput = 8 << 10
 
 // readReports reads what a dead child left on the report pipe, without
 // blocking.

@@ -229,7 +229,9 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		// cgroup, is waited for after the result, its cgroup removed
 		// meanwhile (closeAll; a prepared jail's, Prepared.Run), or not
 		// at all when the caller exits then (Input.Exiting). A live init
-		// (the poll failed) is told to stop: it waits for that.
+		// (the poll failed) is told to stop: it waits for that. (The
+		// keeper may hold the control pipe too, but then the stop
+		// request's byte, kill's, has told it already.)
 		s.closeCtl()
 		s.waitInit(&ws, &ru)
 	}

@@ -79,7 +79,9 @@ func runAction(c *cli.Context) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in.Early, early = early, nil // the run's now, adopted or discarded
-	in.Exiting = true
+	// The run's end is left to the exit (jail.Exit), unless the caller
+	// is a subreaper that would not reap what is orphaned to it.
+	in.Exiting = os.Getenv("GOJAIL_REAP") == ""
 	in.Started = func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -412,12 +414,12 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	return cli.Exit("", r.ProcessExitCode())
 }
 
-// quietOut writes to f, gojail's stdout or stderr, descriptor fd. What a
-// write takes at once without blocking (rawRoom, asked once) goes with raw
-// write calls, as jail.Exit's caller should make them (see the jail
-// package's quiet.go); the rest, or all of it after an error (EAGAIN from
-// a non-blocking descriptor, EPIPE), through f, which waits in the poller
-// or reports the error as it would.
+// quietOut writes to f, gojail's stdout or stderr, descriptor fd. A first
+// write that the descriptor takes at once without blocking (rawRoom) is
+// made raw, as jail.Exit's caller should make it (see the jail package's
+// quiet.go); the rest, or all of it after an error (EAGAIN from a
+// non-blocking descriptor, EPIPE), goes through f, which waits in the
+// poller or reports the error as it would.
 type quietOut struct {
 	fd    uintptr
 	f     *os.File
@@ -435,11 +437,14 @@ func (w *quietOut) Write(b []byte) (int, error) {
 		if e == syscall.EINTR {
 			continue
 		}
-		if e != 0 {
+		if e != 0 || r == 0 {
 			w.room = 0
 			break
 		}
 		n, w.room = n+int(r), w.room-int(r)
+	}
+	if w.room < math.MaxInt/2 {
+		w.room = 0 // a pipe's room is for one write: see rawRoom
 	}
 	if n == len(b) {
 		return n, nil
@@ -456,8 +461,10 @@ func writeOut(fd uintptr, f *os.File, s string) {
 }
 
 // rawRoom is how much a write to fd takes without blocking: anything for a
-// regular file or /dev/null, an empty pipe's capacity, nothing for the rest
-// (a terminal, a socket, a pipe that holds bytes), or if it cannot be told.
+// regular file or /dev/null; for an empty pipe, one write of up to
+// PIPE_BUF bytes (in a pipe in packet mode, or one another process writes
+// to too, a second write may find no free buffer); nothing for the rest (a
+// terminal, a socket, a pipe that holds bytes), or if it cannot be told.
 func rawRoom(fd uintptr) int {
 	var st syscall.Stat_t
 	if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, fd, uintptr(unsafe.Pointer(&st)), 0); e != 0 {
@@ -471,14 +478,13 @@ func rawRoom(fd uintptr) int {
 			return math.MaxInt
 		}
 	case syscall.S_IFIFO:
-		// An empty pipe takes its capacity. One that holds bytes may have
-		// no free buffer however few they are (it keeps a page per write).
-		size, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, unix.F_GETPIPE_SZ, 0)
+		// One that holds bytes may have no free buffer however few they
+		// are (it keeps a page per write, or per packet).
 		var used int32
-		if _, _, e2 := syscall.RawSyscall(syscall.SYS_IOCTL, fd, unix.TIOCINQ, uintptr(unsafe.Pointer(&used))); e != 0 || e2 != 0 || used != 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, unix.TIOCINQ, uintptr(unsafe.Pointer(&used))); e != 0 || used != 0 {
 			return 0
 		}
-		return int(size)
+		return 4096 // PIPE_BUF: less than any pipe's capacity
 	}
 	return 0
 }

@@ -658,25 +658,34 @@ func TestNothingLeftBehind(t *testing.T) {
 	t.Run("an init started early and taken by no run is reaped before gojail exits", func(t *testing.T) {
 		// As a subreaper, this process inherits whatever a gojail leaves
 		// when it exits: an early init it had not reaped would be here.
-		// What may be here, and ends by itself: the keeper of its memory
-		// (jail.Exit), on every exit through cli.OsExiter, and a run's
-		// init, which had reported every process of its jail reaped and
-		// exits after the keeper (jail.Input.Exiting).
+		// What may be here, and ends by itself, after a run that left its
+		// end to the exit (jail.Input.Exiting): the keeper of its memory
+		// (jail.Exit), and the run's init, which had reported every
+		// process of its jail reaped and exits after the keeper. Nothing
+		// after GOJAIL_REAP=1, which a subreaper that reaps only its own
+		// children sets.
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 		for _, tc := range []struct {
 			args    []string
+			reap    bool
 			orphans int
 		}{
-			{[]string{"run", "--bogus", "--", "/bin/echo", "hi"}, 1},
-			{[]string{"run", "--help"}, 0},
-			{[]string{"run", "--policy", "/nonexistent/policy.toml", "--", "/bin/true"}, 1},
-			{[]string{"run", "--net", "host", "--", "/bin/echo", "hi"}, 2},
-			{[]string{"run", "--", "/bin/echo", "hi"}, 2},
+			{[]string{"run", "--bogus", "--", "/bin/echo", "hi"}, false, 0},
+			{[]string{"run", "--help"}, false, 0},
+			{[]string{"run", "--policy", "/nonexistent/policy.toml", "--", "/bin/true"}, false, 0},
+			{[]string{"run", "--net", "host", "--", "/bin/echo", "hi"}, false, 2},
+			{[]string{"run", "--", "/bin/echo", "hi"}, false, 2},
+			{[]string{"run", "--", "/bin/echo", "hi"}, true, 0},
+			{[]string{"run", "--timeout", "100ms", "--", "/bin/sleep", "5"}, true, 0},
 		} {
-			exec.Command(gojailBin, tc.args...).Run()
+			cmd := exec.Command(gojailBin, tc.args...)
+			if tc.reap {
+				cmd.Env = append(os.Environ(), "GOJAIL_REAP=1")
+			}
+			cmd.Run()
 			// Each was reparented to this process as gojail exited.
 			for i := 0; i < tc.orphans; i++ {
 				var ws syscall.WaitStatus
