@@ -62,7 +62,8 @@ var hostPidNS = sync.OnceValue(func() bool {
 	return err == nil && string(buf[:n]) == "pid:[4026531836]"
 })
 
-// startKeeper clones the keeper, once, holding the descriptors keep. A run
+// startKeeper clones the keeper, once, holding the descriptors keep (a
+// negative one is none). A run
 // whose caller exits after it (Input.Exiting) starts it as soon as it
 // holds what the keeper keeps, while the jail's program starts, rather
 // than on the way to the exit (the clone is some 40 µs).
@@ -78,7 +79,8 @@ func startKeeper(keep ...int) {
 	n, lo := 0, 0
 	for _, fd := range keep {
 		if fd < lo || n == len(keeperClose)-1 {
-			continue // a duplicate, or too many to keep: closed
+			// A duplicate or none, or too many to keep: closed.
+			continue
 		}
 		if fd > lo {
 			keeperClose[n] = [2]uintptr{uintptr(lo), uintptr(fd - 1)}

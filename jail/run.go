@@ -832,35 +832,30 @@ func (s *supervisor) closeAll() {
 	// the control pipe, which, with the seccomp listener (the last hold on
 	// the filter, whose freeing is not quick either), is left to the
 	// process's exit (see Exit), as are the rest of its descriptors.
-	if s.pid > 0 && s.reported && s.in.Exiting {
-		if s.listener >= 0 {
-			startKeeper(s.plan.ctlW, s.listener)
-		} else {
-			startKeeper(s.plan.ctlW)
-		}
+	leave := s.pid > 0 && s.reported && s.in.Exiting
+	if leave {
+		startKeeper(s.plan.ctlW, s.listener)
 		// Output that may take the caller a while to read: the init exits
 		// now, so that its namespaces (its tmpfs files) are not kept while
 		// the caller reads. (Unless told already: a stop request's byte.)
 		if s.outBytes > bigOutput && !s.isKilled() {
 			syscall.Write(s.plan.ctlW, []byte{'k'})
 		}
-		if s.cg != nil {
-			if err := s.cg.Remove(); err != nil {
-				s.log("%v", err)
+	} else {
+		for _, fd := range s.fds {
+			if fd >= 0 {
+				syscall.Close(fd)
 			}
 		}
-		return
+		s.fds = nil
 	}
-	for _, fd := range s.fds {
-		if fd >= 0 {
-			syscall.Close(fd)
-		}
-	}
-	s.fds = nil
 	if s.cg != nil {
 		if err := s.cg.Remove(); err != nil {
 			s.log("%v", err)
 		}
+	}
+	if leave {
+		return
 	}
 	if s.pid > 0 {
 		s.reap() // its exit, the teardown of its namespaces, was under way meanwhile

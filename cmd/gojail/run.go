@@ -387,7 +387,7 @@ func setEnv(env []string, key, kv string) []string {
 // finish prints the result and exits with its code.
 func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	if asJSON {
-		if err := r.WriteJSON(&quietOut{fd: 1, f: os.Stdout}); err != nil {
+		if err := r.WriteJSON(quietOut{1, os.Stdout}); err != nil {
 			return cli.Exit("write result: "+err.Error(), 125)
 		}
 		logOwnPeak(c)
@@ -414,37 +414,28 @@ func finish(c *cli.Context, r *jail.Result, asJSON bool) error {
 	return cli.Exit("", r.ProcessExitCode())
 }
 
-// quietOut writes to f, gojail's stdout or stderr, descriptor fd. A first
-// write that the descriptor takes at once without blocking (rawRoom) is
-// made raw, as jail.Exit's caller should make it (see the jail package's
-// quiet.go); the rest, or all of it after an error (EAGAIN from a
-// non-blocking descriptor, EPIPE), goes through f, which waits in the
-// poller or reports the error as it would.
+// quietOut writes to f, gojail's stdout or stderr, descriptor fd. What
+// the descriptor takes at once without blocking (rawRoom, asked on each
+// write) is written raw, as jail.Exit's caller should write it (see the
+// jail package's quiet.go); the rest, or all of it after an error (EAGAIN
+// from a non-blocking descriptor, EPIPE), goes through f, which waits in
+// the poller or reports the error as it would.
 type quietOut struct {
-	fd    uintptr
-	f     *os.File
-	room  int
-	asked bool
+	fd uintptr
+	f  *os.File
 }
 
-func (w *quietOut) Write(b []byte) (int, error) {
-	if !w.asked {
-		w.room, w.asked = rawRoom(w.fd), true
-	}
-	n := 0
-	for n < len(b) && w.room > 0 {
-		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, w.fd, uintptr(unsafe.Pointer(&b[n])), uintptr(min(len(b)-n, w.room)))
+func (w quietOut) Write(b []byte) (int, error) {
+	n, room := 0, rawRoom(w.fd)
+	for n < len(b) && room > 0 {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, w.fd, uintptr(unsafe.Pointer(&b[n])), uintptr(min(len(b)-n, room)))
 		if e == syscall.EINTR {
 			continue
 		}
 		if e != 0 || r == 0 {
-			w.room = 0
 			break
 		}
-		n, w.room = n+int(r), w.room-int(r)
-	}
-	if w.room < math.MaxInt/2 {
-		w.room = 0 // a pipe's room is for one write: see rawRoom
+		n, room = n+int(r), room-int(r)
 	}
 	if n == len(b) {
 		return n, nil
@@ -456,15 +447,14 @@ func (w *quietOut) Write(b []byte) (int, error) {
 // writeOut writes s through quietOut; nothing for an empty s.
 func writeOut(fd uintptr, f *os.File, s string) {
 	if s != "" {
-		(&quietOut{fd: fd, f: f}).Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+		quietOut{fd, f}.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 	}
 }
 
 // rawRoom is how much a write to fd takes without blocking: anything for a
-// regular file or /dev/null; for an empty pipe, one write of up to
-// PIPE_BUF bytes (in a pipe in packet mode, or one another process writes
-// to too, a second write may find no free buffer); nothing for the rest (a
-// terminal, a socket, a pipe that holds bytes), or if it cannot be told.
+// regular file or /dev/null; for an empty pipe, PIPE_BUF bytes (a pipe in
+// packet mode takes one write a buffer); nothing for the rest (a terminal,
+// a socket, a pipe that holds bytes), or if it cannot be told.
 func rawRoom(fd uintptr) int {
 	var st syscall.Stat_t
 	if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, fd, uintptr(unsafe.Pointer(&st)), 0); e != 0 {
