@@ -823,7 +823,6 @@ func childInit(c *childPlan) {
 		v.rep.UtimeUs = uint64(v.ru.Utime.Sec)*1e6 + uint64(v.ru.Utime.Usec)
 		v.rep.StimeUs = uint64(v.ru.Stime.Sec)*1e6 + uint64(v.ru.Stime.Usec)
 		v.rep.MaxrssKB = uint64(v.ru.Maxrss)
-		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&v.rep)), unsafe.Sizeof(v.rep))
 		// The init leaves its exit (the teardown of the namespaces, which
 		// makes every CPU wait for RCU) until the supervisor has its
 		// result: until a byte or EOF on the control pipe, which comes
@@ -833,9 +832,12 @@ func childInit(c *childPlan) {
 		// supervisor's exit would kill the init before: it no longer
 		// needs to, every process of the jail being reaped, and the pipe
 		// reads EOF once both are gone, however the supervisor ends.
+		// Before the report, which the supervisor may exit as soon as it
+		// has read.
 		if c.exiting {
 			syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, 0, 0)
 		}
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&v.rep)), unsafe.Sizeof(v.rep))
 		syscall.RawSyscall(syscall.SYS_READ, uintptr(c.ctlR), uintptr(unsafe.Pointer(&v.sigbuf[0])), 1)
 		for {
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
