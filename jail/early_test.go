@@ -131,10 +131,27 @@ func TestEarlyAdoptedThenFailed(t *testing.T) {
 // reaps it (TestEarlyDiscarded).
 func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	if os.Getenv("GOJAIL_EXITING_TEST") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestExitingLeavesOnlyTheInit$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExitingLeavesOnlyTheInit$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), "GOJAIL_EXITING_TEST=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		// The run's cgroup, left to the keeper, goes once the process has
+		// exited.
+		for _, line := range strings.Split(string(out), "\n") {
+			_, dir, ok := strings.Cut(line, "cgroup left to the keeper: ")
+			if !ok {
+				continue
+			}
+			for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(dir); os.IsNotExist(err) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s is still there a second after the process exited", dir)
+				}
+			}
 		}
 		return
 	}
@@ -142,6 +159,21 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/sh", Args: []string{"-c", "sleep 29.25 & echo started"}, Exiting: true})
 	if r.Status != jail.StatusOK || r.Stdout != "started\n" {
 		t.Fatalf("run: %s %q %q", r.Status, r.Error, r.Stdout)
+	}
+	// Its cgroup is there still: the keeper removes it once this process
+	// has exited (the parent test checks that).
+	var cgroups []string
+	for _, pattern := range []string{"/sys/fs/cgroup/*/gojail/*", "/sys/fs/cgroup/*/*/gojail/*", "/sys/fs/cgroup/*/*/*/gojail/*"} {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if strings.HasPrefix(filepath.Base(m), strconv.Itoa(os.Getpid())+"-") {
+				cgroups = append(cgroups, m)
+				t.Logf("cgroup left to the keeper: %s", m)
+			}
+		}
+	}
+	if strings.HasPrefix(r.Enforced["memory"], "cgroup") && len(cgroups) == 0 {
+		t.Fatalf("the run's cgroup (%s) is gone before the keeper could remove it", r.Enforced["memory"])
 	}
 	// The program's background child has been killed and reaped.
 	if out, _ := exec.Command("pgrep", "-f", "^sleep 29.25$").Output(); len(out) > 0 {
@@ -205,8 +237,8 @@ func TestExitingLeavesOnlyTheInit(t *testing.T) {
 	if pid2, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|unix.WALL, nil); pid2 != 0 || err != nil {
 		t.Fatalf("after the second run: wait4 gave %d, %v; want the two children alive, nothing to reap", pid2, err)
 	}
-	syscall.Kill(keeper, syscall.SIGKILL)
-	syscall.Wait4(keeper, &ws, unix.WALL, nil)
+	// The keeper is left to remove the cgroup as this process exits, and
+	// is then reaped by the host's init.
 	syscall.Kill(pid, syscall.SIGKILL)
 	if _, err := syscall.Wait4(pid, &ws, unix.WALL, nil); err != nil || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the init: %v, %v", err, ws)

@@ -4,11 +4,12 @@
 //
 // clone(CLONE_VM) with no exit signal and no stack of its own: the child
 // runs only system calls, with every signal blocked (the caller's mask,
-// SIGKILL aside), and touches no memory but *pfd and ranges. It closes the
-// n ranges of descriptors, opens a pidfd of ppid, and exits once that
-// polls readable: once every thread of ppid has exited. If ppid is no
-// longer its parent (it exited before the pidfd was opened), it exits at
-// once.
+// SIGKILL aside), and touches no memory but *pfd, ranges and keeperRmdir.
+// It closes the n ranges of descriptors, opens a pidfd of ppid, and waits
+// until that polls readable: until every thread of ppid has exited (or at
+// once, if ppid is no longer its parent: it exited before the pidfd was
+// opened). It then removes the directories keeperRmdir points to, in
+// order up to a 0, and exits.
 TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-48
 	MOVQ	ppid+0(FP), R12
 	MOVQ	pfd+8(FP), R13
@@ -65,7 +66,17 @@ wait:
 	CMPQ	AX, $-4	// EINTR
 	JEQ	wait
 exit:
+	LEAQ	·keeperRmdir(SB), BX
+rmdirs:
+	MOVQ	0(BX), DI
+	TESTQ	DI, DI
+	JEQ	done
+	MOVQ	$84, AX	// SYS_rmdir(path)
+	SYSCALL
+	ADDQ	$8, BX
+	JMP	rmdirs
+done:
 	XORQ	DI, DI
 	MOVQ	$60, AX	// SYS_exit(0)
 	SYSCALL
-	JMP	exit
+	JMP	done

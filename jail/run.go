@@ -831,7 +831,8 @@ func (s *supervisor) closeAll() {
 	// reported every process of the jail reaped: the init exits at EOF on
 	// the control pipe, which, with the seccomp listener (the last hold on
 	// the filter, whose freeing is not quick either), is left to the
-	// process's exit (see Exit), as are the rest of its descriptors.
+	// process's exit (see Exit), as are the rest of its descriptors and
+	// the removal of the cgroup, which holds no process then.
 	leave := s.pid > 0 && s.reported && s.in.Exiting
 	if leave {
 		startKeeper(s.plan.ctlW, s.listener)
@@ -849,7 +850,7 @@ func (s *supervisor) closeAll() {
 		}
 		s.fds = nil
 	}
-	if s.cg != nil {
+	if s.cg != nil && !(leave && keeperRemoves(s.cg)) {
 		if err := s.cg.Remove(); err != nil {
 			s.log("%v", err)
 		}

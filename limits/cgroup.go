@@ -46,6 +46,12 @@ type Cgroup interface {
 	Procs() ([]int, error)
 	// Remove kills what is left and removes the cgroup.
 	Remove() error
+	// Leave is Remove for a caller that leaves the removal to a process
+	// of its own, to do after this one has exited: it gives up the
+	// cgroup's descriptors, removes what runs killed earlier left (as
+	// Remove does), and returns the cgroup's directories in the order to
+	// remove them. The cgroup must hold no process.
+	Leave() []string
 }
 
 // Spec is what a run's cgroup enforces.
@@ -449,13 +455,15 @@ func procs(dir string) ([]int, error) {
 	return pids, nil
 }
 
-// removeStale removes the run cgroups under parent whose supervisor is gone.
-func removeStale(parent string, remove func(name string), removeEmpty func(name string)) {
+// removeStale removes the run cgroups under parent whose supervisor is gone;
+// mine is how many of parent's directories are this process's own.
+func removeStale(parent string, mine int, remove func(name string), removeEmpty func(name string)) {
 	// A directory's link count is 2 plus its subdirectories (kernfs): with
-	// no run's directory in it, one stat says so. Exactly 2: a file system
-	// that does not count (1, as btrfs and some FUSE ones report) is read.
+	// no other run's directory in it, one stat says so. Exactly that: a file
+	// system that does not count (1, as btrfs and some FUSE ones report) is
+	// read.
 	var st unix.Stat_t
-	if stat(parent, &st) == nil && st.Nlink == 2 {
+	if stat(parent, &st) == nil && st.Nlink == uint64(2+mine) {
 		return
 	}
 	fd, err := Open(parent, unix.O_RDONLY|unix.O_DIRECTORY)

@@ -263,23 +263,44 @@ func (c *v1) Remove() error {
 	}
 	if c.sweep {
 		c.sweep = false
-		sweepV1(c.own)
+		sweepV1(c.own, nil)
 	}
 	return errors.Join(errs...)
+}
+
+// Leave returns the run's directories in Remove's order, memory's last.
+func (c *v1) Leave() []string {
+	c.k.close()
+	var dirs []string
+	for _, ctrl := range slices.Backward(v1Swept) {
+		if dir, ok := c.dirs[ctrl]; ok && !slices.Contains(dirs, dir) { // cpu,cpuacct: one
+			dirs = append(dirs, dir)
+		}
+	}
+	if c.sweep {
+		c.sweep = false
+		sweepV1(c.own, c.dirs)
+	}
+	return dirs
 }
 
 // sweepV1 removes the run cgroups that runs killed with SIGKILL left
 // behind, in every hierarchy: a run cut short while its directories were
 // made or removed may have left some and not others. Each run does it as
-// it removes its own, while its init's namespaces are torn down.
-func sweepV1(own map[string]string) {
+// it removes its own (or leaves them: left, its directories still there),
+// while its init's namespaces are torn down.
+func sweepV1(own map[string]string, left map[string]string) {
 	for _, ctrl := range v1Swept {
 		path, ok := own[ctrl]
 		if !ok {
 			continue
 		}
 		parent := filepath.Join(cgroupMount, ctrl, path, "gojail")
-		removeStale(parent, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
+		mine := 0
+		if _, ok := left[ctrl]; ok {
+			mine = 1
+		}
+		removeStale(parent, mine, func(n string) { (&v1{dirs: v1Dirs(own, n)}).Remove() }, func(n string) {
 			dirs := v1Dirs(own, n)
 			for _, ctrl := range slices.Backward(v1Swept) {
 				if dir, ok := dirs[ctrl]; ok {

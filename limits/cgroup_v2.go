@@ -55,7 +55,7 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if err := write(parent, "cgroup.subtree_control", ctrls); err != nil {
 		return nil, &ErrNoCgroup{err.Error()}
 	}
-	removeStale(parent, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
+	removeStale(parent, 0, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
 		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 
 	dir := filepath.Join(parent, name)
@@ -161,6 +161,15 @@ func (c *v2) Kill() error {
 	}
 	_, err := killProcs(c.dir)
 	return errors.Join(err, write(c.dir, "cgroup.freeze", "0"))
+}
+
+func (c *v2) Leave() []string {
+	c.k.close()
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+	return []string{c.dir}
 }
 
 func (c *v2) Remove() error {

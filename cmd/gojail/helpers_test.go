@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gojail/gojail/jail"
 )
@@ -193,6 +194,20 @@ func ourCgroups(t *testing.T) []string {
 		}
 	}
 	return ours
+}
+
+// ourCgroupsLeft lists the run cgroups of gojails this test process ran
+// that are still there a second after: a run leaves their removal to its
+// keeper, which does it once gojail has exited (jail.Exit).
+func ourCgroupsLeft(t *testing.T) []string {
+	deadline := time.Now().Add(time.Second)
+	for {
+		left := ourCgroups(t)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // hostCounts is what a run must leave as it found: processes of the jail's

@@ -136,7 +136,7 @@ func TestHostile(t *testing.T) {
 			}
 			// After every outcome: no process, mount, temp entry or cgroup left.
 			waitFor(t, func() bool { return countHost(t) == before })
-			if left := ourCgroups(t); len(left) > 0 {
+			if left := ourCgroupsLeft(t); len(left) > 0 {
 				t.Fatalf("run cgroups left: %v", left)
 			}
 		})

@@ -293,7 +293,7 @@ func TestCgroupsLeftBehind(t *testing.T) {
 		return nil
 	})
 	hog(t, nil, "touch", "1") // a later run removes what the killed one left
-	if left := ourCgroups(t); len(left) != 0 {
+	if left := ourCgroupsLeft(t); len(left) != 0 {
 		t.Fatalf("run cgroups left after a later run: %v", left)
 	}
 }
@@ -319,7 +319,7 @@ func TestInterrupted(t *testing.T) {
 		if r.Status != jail.StatusInternalError || r.Error != "the run was cancelled" || r.WallMs < 250 || r.WallMs > 5000 {
 			t.Errorf("%v: status %s error %q wall %.0f ms, want internal_error, the run was cancelled", sig, r.Status, r.Error, r.WallMs)
 		}
-		if left := ourCgroups(t); len(left) != 0 {
+		if left := ourCgroupsLeft(t); len(left) != 0 {
 			t.Errorf("%v: run cgroups left: %v", sig, left)
 		}
 	}

@@ -58,7 +58,7 @@ func TestConcurrentJails(t *testing.T) {
 		t.Fatalf("%d of %d runs saw another jail:\n%s", len(failures), runs, strings.Join(failures[:min(5, len(failures))], "\n"))
 	}
 	waitFor(t, func() bool { return countHost(t) == before })
-	if left := ourCgroups(t); len(left) > 0 {
+	if left := ourCgroupsLeft(t); len(left) > 0 {
 		t.Fatalf("run cgroups left: %v", left)
 	}
 }
@@ -82,7 +82,7 @@ func TestKilledAtAnyPoint(t *testing.T) {
 	}
 	py(t, "pass") // a later run removes the killed runs' cgroups
 	waitFor(t, func() bool { return countHost(t) == before })
-	if left := ourCgroups(t); len(left) > 0 {
+	if left := ourCgroupsLeft(t); len(left) > 0 {
 		t.Fatalf("run cgroups left after %d killed runs and one more: %v", n, left)
 	}
 }
@@ -171,7 +171,7 @@ func TestOutOfMemoryInTheSupervisor(t *testing.T) {
 		if o.res.Status != jail.StatusInternalError || o.exit != 125 || !named || !strings.Contains(o.res.Error, "cannot allocate memory") {
 			t.Errorf("ENOMEM from %s: %s, exit %d, error %q; want internal_error, 125, %q", tc.call, o.res.Status, o.exit, o.res.Error, tc.want)
 		}
-		if left := ourCgroups(t); len(left) != 0 {
+		if left := ourCgroupsLeft(t); len(left) != 0 {
 			t.Errorf("ENOMEM from %s: run cgroups left: %v", tc.call, left)
 		}
 		if after := countHost(t); after != before {
