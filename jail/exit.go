@@ -20,16 +20,15 @@ import (
 // third of it); the last run's seccomp listener frees the filter, whose
 // compiled program's memory is given back on every CPU (hundreds of
 // microseconds, in a virtual machine); and its control pipe lets the jail's
-// init exit, which tears down the jail's namespaces; and the run's cgroup,
-// removed, sets off work of its own in the kernel (its memory controller's
-// is deferred, and took the next run's program some 0.2 ms). Exit first
+// init exit, which tears down the jail's namespaces. The run's cgroup,
+// empty by then, takes some tens of microseconds to remove. Exit first
 // clones a keeper (if a run has not cloned it already, startKeeper): a
 // process that shares this one's memory and holds those two descriptors
 // and no other: its copy of every other descriptor, the caller's pipes
 // among them, is closed at once. The supervisor's exit then drops its hold
 // on them, its parent is told at once, and the keeper, which waits on a
 // pidfd for this whole process to be gone, removes the run's cgroup
-// directories (keeperRemoves) and undoes the rest as it exits in turn. It runs
+// (keeperRemoves) and undoes the rest as it exits in turn. It runs
 // only the instructions in exit_amd64.s, with every signal blocked, and
 // exits with status 0. Its parent is then the host's init (or the caller,
 // if it is a subreaper), which reaps it as it does the jail's init. Only
