@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -260,4 +261,41 @@ func openFds() map[string]string {
 		}
 	}
 	return fds
+}
+
+// A run that leaves its end to the exit and is stopped (its wall clock)
+// with more output than a pipe surely holds sends its init no second
+// byte: the stop request told it to exit after its report, and a byte on
+// the pipe it no longer reads would raise SIGPIPE in a caller that asked
+// for the signal (os/signal.Notify), as a library caller may.
+func TestNoSIGPIPEAfterAStop(t *testing.T) {
+	if os.Getenv("GOJAIL_SIGPIPE_TEST") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNoSIGPIPEAfterAStop$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GOJAIL_SIGPIPE_TEST=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	p, _ := baseline(t, 0)
+	p.Limits.WallTime = policy.Duration(300 * time.Millisecond)
+	// The log of the verdict, which comes after the init's report, waits:
+	// the init, told to stop, has exited (closing its end of the control
+	// pipe) by the time the run's end is left to the exit.
+	slow := func(format string, _ ...any) {
+		if strings.HasPrefix(format, "verdict") {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	r := jail.Run(context.Background(), &p, jail.Input{Program: "/bin/sh", Args: []string{"-c", "head -c 20000 /dev/zero; exec sleep 5"}, Exiting: true, Log: slow})
+	if r.Status != jail.StatusTimeLimit || r.StdoutBytes != 20000 {
+		t.Fatalf("run: %s %q, %d bytes of output", r.Status, r.Error, r.StdoutBytes)
+	}
+	select {
+	case <-pipes:
+		t.Fatal("SIGPIPE after the run")
+	case <-time.After(100 * time.Millisecond):
+	}
 }
