@@ -114,7 +114,8 @@ func keeperRemoves(cg limits.Cgroup) bool {
 }
 
 // keeperRemovesDirs gives the keeper dirs to remove (as many as it has
-// room for; any other is left to a later run's sweep). exitMu is held.
+// room for, seven, more than a run has: any other would be left to a later
+// run's sweep). exitMu is held.
 func keeperRemovesDirs(dirs []string) {
 	for i, d := range dirs[:min(len(dirs), len(keeperRmdir)-1)] {
 		b := append([]byte(d), 0)
@@ -147,5 +148,6 @@ type pollFd struct {
 var (
 	keeperPoll  = pollFd{events: 1} // POLLIN
 	keeperClose [9][2]uintptr       // first and last descriptor of each range it closes
-	keeperRmdir [5]uintptr          // the directories it removes (NUL-terminated paths), up to a 0
+	keeperRmdir [8]uintptr          // the directories it removes (NUL-terminated paths), up to a 0
+	keeperNap   = [2]int64{0, 1e6}  // struct timespec: 1 ms, between looks at its parent without a pidfd
 )

@@ -4,12 +4,15 @@
 //
 // clone(CLONE_VM) with no exit signal and no stack of its own: the child
 // runs only system calls, with every signal blocked (the caller's mask,
-// SIGKILL aside), and touches no memory but *pfd, ranges and keeperRmdir.
-// It closes the n ranges of descriptors, opens a pidfd of ppid, and waits
-// until that polls readable: until every thread of ppid has exited (or at
-// once, if ppid is no longer its parent: it exited before the pidfd was
-// opened). It then removes the directories keeperRmdir points to, in
-// order up to a 0, and exits.
+// SIGKILL aside), and touches no memory but *pfd, ranges, keeperNap and
+// keeperRmdir. It closes the n ranges of descriptors, makes a process group
+// of its own (a kill of the caller's group, as timeout(1) sends, leaves it
+// to finish), opens a pidfd of ppid, and waits until that polls readable:
+// until every thread of ppid has exited (or at once, if ppid is no longer
+// its parent: it exited before the pidfd was opened). Without a pidfd (or
+// if its poll fails) it looks at its parent every keeperNap instead. It
+// then removes the directories keeperRmdir points to, in order up to a 0,
+// and exits.
 TEXT ·keeper(SB),NOSPLIT|NOFRAME,$0-48
 	MOVQ	ppid+0(FP), R12
 	MOVQ	pfd+8(FP), R13
@@ -46,12 +49,16 @@ child:
 	DECQ	R9
 	JMP	child
 open:
+	XORQ	DI, DI
+	XORQ	SI, SI
+	MOVQ	$109, AX	// SYS_setpgid(0, 0)
+	SYSCALL
 	MOVQ	R12, DI
 	XORQ	SI, SI
 	MOVQ	$434, AX	// SYS_pidfd_open(ppid, 0)
 	SYSCALL
 	CMPQ	AX, $0xfffffffffffff001
-	JCC	exit
+	JCC	nap
 	MOVL	AX, 0(R13)	// pfd.fd
 	MOVQ	$110, AX	// SYS_getppid
 	SYSCALL
@@ -65,6 +72,18 @@ wait:
 	SYSCALL
 	CMPQ	AX, $-4	// EINTR
 	JEQ	wait
+	CMPQ	AX, $0xfffffffffffff001
+	JCS	exit	// readable: ppid is gone
+nap:
+	MOVQ	$110, AX	// SYS_getppid
+	SYSCALL
+	CMPQ	AX, R12
+	JNE	exit
+	LEAQ	·keeperNap(SB), DI
+	XORQ	SI, SI
+	MOVQ	$35, AX	// SYS_nanosleep(&keeperNap, nil)
+	SYSCALL
+	JMP	nap
 exit:
 	LEAQ	·keeperRmdir(SB), BX
 rmdirs:

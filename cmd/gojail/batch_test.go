@@ -128,7 +128,7 @@ func TestBatch(t *testing.T) {
 			t.Errorf("request %d: status %s exit %d stdout %q latency %.1f, want %s %d %q (error %q)", i+1, r.Status, r.ExitCode, r.Stdout, r.LatencyMs, w.status, w.exit, w.stdout, r.Error)
 		}
 	}
-	if left := ourCgroupsLeft(t); len(left) > 0 {
+	if left := ourCgroups(t); len(left) > 0 {
 		t.Fatalf("run cgroups left: %v", left)
 	}
 }
@@ -298,7 +298,7 @@ func TestBatchInterrupted(t *testing.T) {
 		case tc.running && (len(results) != 1 || results[0].Status != jail.StatusInternalError || results[0].Error != "the run was cancelled" || code != 125):
 			t.Errorf("%v mid-request: results %+v, exit %d (%v), want one internal_error, the run was cancelled, and 125", tc.sig, results, code, err)
 		}
-		if left := ourCgroupsLeft(t); len(left) != 0 {
+		if left := ourCgroups(t); len(left) != 0 {
 			t.Errorf("%v: run cgroups left: %v", tc.sig, left)
 		}
 	}
@@ -335,7 +335,7 @@ func TestBatchInterruptedWhileWriting(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 125 {
 		t.Errorf("exit %d, want 125", code)
 	}
-	if left := ourCgroupsLeft(t); len(left) != 0 {
+	if left := ourCgroups(t); len(left) != 0 {
 		t.Errorf("run cgroups left: %v", left)
 	}
 }
