@@ -129,8 +129,9 @@ func TestEarlyAdoptedThenFailed(t *testing.T) {
 // for the init's exit, the teardown of the jail's namespaces: Run returns
 // with every process of the jail ended, and the init, a child of the
 // caller, waiting for the caller's exit (or its keeper's, Exit) to close
-// the control pipe. Run leaves the run's descriptors to that exit: the
-// test runs in a process of its own. (The command line's exit, and the
+// the control pipe. Run leaves the run's descriptors, and its cgroup's
+// removal, to that exit: the test runs in a process of its own, and looks
+// for the cgroup once that has exited. (The command line's exit, and the
 // init's status 0 then, TestNothingLeftBehind.) Without Exiting, Run
 // reaps it (TestEarlyDiscarded).
 func TestExitingLeavesOnlyTheInit(t *testing.T) {
