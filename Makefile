@@ -17,10 +17,14 @@ BENCH_FILES := /usr/bin/bwrap:bubblewrap /usr/bin/hyperfine:hyperfine
 # collects rarely (a run not at all), so it loses nothing by it.
 GOJAIL_EXPERIMENT := $(shell GOEXPERIMENT=nogreenteagc $(GO) env GOEXPERIMENT >/dev/null 2>&1 && echo nogreenteagc)
 
+# The command's entry point clones a run's init before the Go runtime starts
+# (jail.EntrySymbol).
+ENTRY := github.com/gojail/gojail/jail.entry
+
 .PHONY: build generate deps bench-smoke bench-deps demo test test-unit test-rootless bench clean
 
 build: deps
-	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
+	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -E $(ENTRY) -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
 	CGO_ENABLED=1 $(GO) build -trimpath -o bin/gojail-seccomp ./cmd/gojail-seccomp
 
 # Regenerates the embedded default seccomp profile and the system-call name

@@ -227,11 +227,7 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 		return 0, nil, nil, fmt.Errorf("map the jail's init: %w", err)
 	}
 	cp = m.plan(c)
-	cp.cloneArgs.flags |= unix.CLONE_SETTLS
-	cp.cloneArgs.tls = uint64(m.tls)
-	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
-	entry := childInit
-	entryPC := **(**uintptr)(unsafe.Pointer(&entry)) // not between BeforeFork and the clone: checkptr calls out
+	entryPC := m.readyClone(cp) // not between BeforeFork and the clone: checkptr calls out
 
 	if LeanClones {
 		// No other fork of this process meanwhile (os/exec's take ForkLock
@@ -241,7 +237,7 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 		inheritMemory(false, m.mem)
 	}
 	restore := raiseOOMFloor()
-	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread
+	runtime_BeforeFork() // from here to the clone, this goroutine keeps its thread, and calls nothing that may grow its stack
 	if LeanClones {
 		keepThreadTLS()
 	}
@@ -258,6 +254,17 @@ func forkChild(c *childPlan, room int) (pid int, cp *childPlan, m *childMem, err
 	return int(r1), cp, m, nil
 }
 
+// readyClone completes cp's clone arguments for an init on m's stack,
+// with m's TLS, and returns the address the init starts at: childInit's.
+// It allocates nothing (entryStart).
+func (m *childMem) readyClone(cp *childPlan) uintptr {
+	cp.cloneArgs.flags |= unix.CLONE_SETTLS
+	cp.cloneArgs.tls = uint64(m.tls)
+	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
+	entry := childInit
+	return **(**uintptr)(unsafe.Pointer(&entry))
+}
+
 // raiseOOMFloor, as root, sets this process's oom_score_adj to 1000 until
 // restore, for the jail's init to inherit, and with it the floor: written
 // with CAP_SYS_RESOURCE, the value is also the least the process and its
@@ -272,41 +279,66 @@ func raiseOOMFloor() (restore func()) {
 		return func() {}
 	}
 	oomFloorMu.Lock()
-	fd, err := unix.Open("/proc/self/oom_score_adj", unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var f oomFloor
+	if !f.raise() {
 		oomFloorMu.Unlock()
 		return func() {}
 	}
-	var old [8]byte
-	n, err := unix.Pread(fd, old[:], 0)
-	if err != nil || n == 0 {
-		unix.Close(fd)
-		oomFloorMu.Unlock()
-		return func() {}
-	}
-	unix.Pwrite(fd, oomMax[:], 0)
 	return func() {
-		unix.Pwrite(fd, old[:n], 0)
-		unix.Close(fd)
+		f.restore()
 		oomFloorMu.Unlock()
 	}
 }
 
 var oomFloorMu sync.Mutex
 
+// oomFloor is this process's oom_score_adj as it was before raise, to be
+// restored.
+type oomFloor struct {
+	fd  uintptr
+	old [8]byte
+	n   uintptr
+}
+
+// raise writes 1000 to this process's oom_score_adj, false if it could
+// not read it first. Raw system calls only (entryStart).
+func (f *oomFloor) raise() bool {
+	fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_RDWR|syscall.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		return false
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_PREAD64, fd, uintptr(unsafe.Pointer(&f.old[0])), uintptr(len(f.old)), 0, 0, 0)
+	if e != 0 || n == 0 {
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		return false
+	}
+	f.fd, f.n = fd, n
+	syscall.RawSyscall6(syscall.SYS_PWRITE64, fd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax)), 0, 0, 0)
+	return true
+}
+
+func (f *oomFloor) restore() {
+	syscall.RawSyscall6(syscall.SYS_PWRITE64, f.fd, uintptr(unsafe.Pointer(&f.old[0])), f.n, 0, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, f.fd, 0, 0)
+}
+
 // canFloorOOM: root with CAP_SYS_RESOURCE, without which the raise would
 // set no floor and the init would inherit 1000 as its own value to keep.
-var canFloorOOM = sync.OnceValue(func() bool {
-	if syscall.Geteuid() != 0 {
+var canFloorOOM = sync.OnceValue(floorsOOM)
+
+// floorsOOM is canFloorOOM's answer, asked each time. Raw system calls
+// only (entryStart).
+func floorsOOM() bool {
+	if uid, _, _ := syscall.RawSyscall(syscall.SYS_GETEUID, 0, 0, 0); uid != 0 {
 		return false
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
+	hdr := capHeader{version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]capData
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return false
 	}
-	return data[unix.CAP_SYS_RESOURCE/32].Effective&(1<<(unix.CAP_SYS_RESOURCE%32)) != 0
-})
+	return data[unix.CAP_SYS_RESOURCE/32].effective&(1<<(unix.CAP_SYS_RESOURCE%32)) != 0
+}
 
 // plan copies c into m, with what pid 2's clone takes: its stack in m,
 // its entry and the g it shares with the init.

@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -100,20 +99,40 @@ type childMem struct {
 // newChildMem maps a childMem with room for size bytes of plan, and
 // sets up its g and TLS slot.
 func newChildMem(size int) (*childMem, error) {
-	page := syscall.Getpagesize()
-	n := page + childStack + page + pid2Stack + (fakeGSize+tlsSize+64+size+page-1)&^(page-1)
-	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-	if err != nil {
-		return nil, err
+	m := new(childMem)
+	if e := m.mapRoom(size); e != 0 {
+		return nil, e
 	}
-	m := &childMem{mem: unsafe.Slice((*byte)(p), n)}
-	guard2 := page + childStack
-	if err := errors.Join(unix.Mprotect(m.mem[:page], unix.PROT_NONE), unix.Mprotect(m.mem[guard2:guard2+page], unix.PROT_NONE)); err != nil {
-		m.free()
-		return nil, err
+	return m, nil
+}
+
+// pageSize is the page size of linux/amd64 (syscall.Getpagesize asks the
+// runtime, which the entry's clone runs before).
+const pageSize = 4096
+
+// mapRoom maps m with room for size bytes of plan, and sets up its g and
+// TLS slot. It allocates nothing and makes only raw system calls: the
+// process's entry calls it before the Go runtime starts (entryStart).
+//
+//go:norace
+//go:nocheckptr
+func (m *childMem) mapRoom(size int) syscall.Errno {
+	n := pageSize + childStack + pageSize + pid2Stack + (fakeGSize+tlsSize+64+size+pageSize-1)&^(pageSize-1)
+	p, _, e := syscall.RawSyscall6(syscall.SYS_MMAP, 0, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uintptr(0), 0)
+	if e != 0 {
+		return e
 	}
-	lo := uintptr(p) + uintptr(page)
-	m.off = guard2 + page + pid2Stack
+	m.mem = unsafe.Slice(*(**byte)(unsafe.Pointer(&p)), n) // mapped here, not Go memory
+	m.off = 0
+	guard2 := pageSize + childStack
+	for _, at := range [2]int{0, guard2} {
+		if _, _, e = syscall.RawSyscall(syscall.SYS_MPROTECT, p+uintptr(at), pageSize, unix.PROT_NONE); e != 0 {
+			m.free()
+			return e
+		}
+	}
+	lo := p + pageSize
+	m.off = guard2 + pageSize + pid2Stack
 	g := (*[3]uintptr)(m.alloc(fakeGSize, 64)) // stack.lo, stack.hi, stackguard0
 	g[0], g[1], g[2] = lo, lo+childStack, lo+stackGuard
 	tls := unsafe.Slice((*uintptr)(m.alloc(tlsSize, 64)), tlsSize/8)
@@ -121,26 +140,26 @@ func newChildMem(size int) (*childMem, error) {
 		tls[i] = uintptr(unsafe.Pointer(g))
 	}
 	m.g, m.tls = uintptr(unsafe.Pointer(g)), uintptr(unsafe.Pointer(&tls[0]))+tlsSize
-	return m, nil
+	return 0
 }
 
 // stack is the lowest address of the init's stack and the size clone3 is
 // given: the child starts below the top by callerFrame, where the function
 // it calls spills its arguments (Go's internal ABI: in the caller's frame).
 func (m *childMem) stack() (uint64, uint64) {
-	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(syscall.Getpagesize())), childStack - callerFrame
+	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + pageSize), childStack - callerFrame
 }
 
 // stack2 is pid 2's, as stack: above the init's, so above the stackguard0
 // of the g they share.
 func (m *childMem) stack2() (uint64, uint64) {
-	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + uintptr(2*syscall.Getpagesize()+childStack)), pid2Stack - callerFrame
+	return uint64(uintptr(unsafe.Pointer(&m.mem[0])) + 2*pageSize + childStack), pid2Stack - callerFrame
 }
 
 const callerFrame = 256
 
 func (m *childMem) free() {
-	unix.MunmapPtr(unsafe.Pointer(&m.mem[0]), uintptr(len(m.mem)))
+	syscall.RawSyscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(&m.mem[0])), uintptr(len(m.mem)), 0)
 	m.mem = nil
 }
 
@@ -393,8 +412,7 @@ var binaryRange = sync.OnceValues(func() (uintptr, uintptr) {
 	if lo >= hi {
 		return 0, 0
 	}
-	page := uintptr(syscall.Getpagesize())
-	return lo &^ (page - 1), (hi + page - 1) &^ (page - 1)
+	return lo &^ (pageSize - 1), (hi + pageSize - 1) &^ (pageSize - 1)
 })
 
 // keepThreadTLS keeps the cloning thread's own TLS area inherited, 64 KB

@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -26,6 +25,11 @@ type Early struct {
 	cp    *childPlan // the init's first plan, in mem
 	p     jailPipes  // after the clone the child's ends are closed here: their numbers are the init's
 	done  bool       // adopted or discarded
+	// atEntry: cloned by the process's entry, before the Go runtime
+	// started (EntryInit), not by StartEarly; ignored, the signals the
+	// process was started with ignored, which the init has ignored too.
+	atEntry bool
+	ignored uint64
 }
 
 // jailPipes are the descriptors between the supervisor and a jail's init,
@@ -38,35 +42,53 @@ type jailPipes struct {
 }
 
 func newJailPipes() (jailPipes, error) {
-	p := jailPipes{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
-	for _, pair := range []struct {
-		r, w *int
-		what string
-	}{{&p.syncR, &p.syncW, "release"}, {&p.ctlR, &p.ctlW, "control"}, {&p.reportR, &p.reportW, "report"}, {&p.stdoutR, &p.stdoutW, "stdout"}, {&p.stderrR, &p.stderrW, "stderr"}} {
-		var fds [2]int
-		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
-			closeFds(append(p.supervisorEnds(), p.childEnds()...))
-			return p, fmt.Errorf("pipe for %s: %w", pair.what, err)
-		}
-		*pair.r, *pair.w = above2(fds[0]), above2(fds[1])
+	p, what, e := makeJailPipes()
+	if e != 0 {
+		return p, fmt.Errorf("%s: %w", what, e)
 	}
-	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		closeFds(append(p.supervisorEnds(), p.childEnds()...))
-		return p, fmt.Errorf("socketpair: %w", err)
-	}
-	p.sockS, p.sockC = above2(sp[0]), above2(sp[1])
 	return p, nil
+}
+
+// makeJailPipes makes the pipes with raw system calls and allocates
+// nothing (entryStart calls it before the runtime starts); on failure it
+// closes those it made and names the one that failed.
+//
+//go:norace
+func makeJailPipes() (p jailPipes, what string, e syscall.Errno) {
+	// In jailPipes's order: a read end and a write end each.
+	names := [...]string{"pipe for release", "pipe for control", "pipe for report", "pipe for stdout", "pipe for stderr", "socketpair"}
+	got := [12]int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	for i := range names {
+		var fds [2]int32
+		if i < len(names)-1 {
+			_, _, e = syscall.RawSyscall(syscall.SYS_PIPE2, uintptr(unsafe.Pointer(&fds)), syscall.O_CLOEXEC, 0)
+		} else {
+			_, _, e = syscall.RawSyscall6(syscall.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0, uintptr(unsafe.Pointer(&fds)), 0, 0)
+		}
+		if e != 0 {
+			closeFds(got[:])
+			return jailPipes{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, names[i], e
+		}
+		got[2*i], got[2*i+1] = above2(int(fds[0])), above2(int(fds[1]))
+	}
+	return jailPipes{got[0], got[1], got[2], got[3], got[4], got[5], got[6], got[7], got[8], got[9], got[10], got[11]}, "", 0
+}
+
+// closeAll closes both ends of every pipe made.
+func (p *jailPipes) closeAll() {
+	s, c := p.supervisorEnds(), p.childEnds()
+	closeFds(s[:])
+	closeFds(c[:])
 }
 
 // supervisorEnds and childEnds are the pipes' descriptors of each side
 // (-1 for those not made).
-func (p *jailPipes) supervisorEnds() []int {
-	return []int{p.syncW, p.ctlW, p.reportR, p.stdoutR, p.stderrR, p.sockS}
+func (p *jailPipes) supervisorEnds() [6]int {
+	return [6]int{p.syncW, p.ctlW, p.reportR, p.stdoutR, p.stderrR, p.sockS}
 }
 
-func (p *jailPipes) childEnds() []int {
-	return []int{p.syncR, p.ctlR, p.reportW, p.stdoutW, p.stderrW, p.sockC}
+func (p *jailPipes) childEnds() [6]int {
+	return [6]int{p.syncR, p.ctlR, p.reportW, p.stdoutW, p.stderrW, p.sockC}
 }
 
 // earlyRoom is what an early init's memory keeps for the run's plan, which
@@ -86,37 +108,52 @@ func StartEarly() (*Early, error) {
 		return nil, err
 	}
 	e := &Early{p: p}
-	c := &childPlan{
-		cloneArgs: cloneArgs{
-			flags:      syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | unix.CLONE_PIDFD,
-			exitSignal: uint64(syscall.SIGCHLD),
-			pidfd:      uint64(uintptr(unsafe.Pointer(&e.pidfd))),
-		},
-		unshareFlags: earlyNamespaces,
-		syncR:        p.syncR,
-		reportW:      p.reportW,
-		ctlR:         p.ctlR,
-		stdio:        [3]int{-1, p.stdoutW, p.stderrW},
-		notifySock:   p.sockC,
-	}
-	for _, fd := range p.childEnds() {
-		c.keepFds = append(c.keepFds, uintptr(fd))
-	}
-	slices.Sort(c.keepFds)
+	c := new(childPlan)
+	keep := e.firstPlan(c)
+	c.keepFds = keep[:]
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	e.mono = time.Duration(ts.Nano())
 	pid, cp, mem, err := forkChild(c, earlyRoom)
 	if err != nil {
-		closeFds(append(p.supervisorEnds(), p.childEnds()...))
+		p.closeAll()
 		if errno, isErrno := err.(syscall.Errno); isErrno {
 			return nil, fmt.Errorf("clone3: %w%s", errno, cloneHint(errno))
 		}
 		return nil, err
 	}
 	e.pid, e.cp, e.mem = pid, cp, mem
-	closeFds(p.childEnds()) // the init's now; the numbers stay, for its plan
+	ends := p.childEnds()
+	closeFds(ends[:]) // the init's now; the numbers stay, for its plan
 	return e, nil
+}
+
+// firstPlan writes into c an early init's first plan: its namespaces and
+// descriptors, and the pidfd's place, e.pidfd. It returns the descriptors
+// the init keeps, sorted, for c.keepFds. It allocates nothing
+// (entryStart).
+//
+//go:norace
+func (e *Early) firstPlan(c *childPlan) (keep [6]uintptr) {
+	p := &e.p
+	c.cloneArgs = cloneArgs{
+		flags:      syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | unix.CLONE_PIDFD,
+		exitSignal: uint64(syscall.SIGCHLD),
+		pidfd:      uint64(uintptr(unsafe.Pointer(&e.pidfd))),
+	}
+	c.unshareFlags = earlyNamespaces
+	c.syncR, c.reportW, c.ctlR = p.syncR, p.reportW, p.ctlR
+	c.stdio = [3]int{-1, p.stdoutW, p.stderrW}
+	c.notifySock = p.sockC
+	for i, fd := range p.childEnds() {
+		keep[i] = uintptr(fd)
+	}
+	for i := 1; i < len(keep); i++ { // sorted, by insertion
+		for j := i; j > 0 && keep[j] < keep[j-1]; j-- {
+			keep[j], keep[j-1] = keep[j-1], keep[j]
+		}
+	}
+	return keep
 }
 
 // earlyNamespaces are those an early init makes, besides its user and pid
@@ -146,7 +183,8 @@ func (e *Early) Discard() {
 		return
 	}
 	e.done = true
-	closeFds(e.p.supervisorEnds()) // EOF on the release pipe first
+	ends := e.p.supervisorEnds()
+	closeFds(ends[:]) // EOF on the release pipe first
 	if e.pidfd > 0 {
 		pfd := []unix.PollFd{{Fd: e.pidfd, Events: unix.POLLIN}}
 		for {
@@ -167,12 +205,13 @@ func (e *Early) Discard() {
 	e.mem.free()
 }
 
-// above2 moves fd to 3 or above, so that the child's dup3 onto 0-2 is safe.
+// above2 moves fd to 3 or above, so that the child's dup3 onto 0-2 is
+// safe. Raw system calls only (makeJailPipes).
 func above2(fd int) int {
 	if fd < 3 {
-		if nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
-			syscall.Close(fd)
-			return nfd
+		if nfd, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 3); e == 0 {
+			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+			return int(nfd)
 		}
 	}
 	return fd
@@ -194,7 +233,11 @@ func (s *supervisor) adopt() *Early {
 	// The run's from here, whatever happens next: its descriptors are
 	// closed, and it is reaped, with the run's (closeAll).
 	e.done = true
+	if e.atEntry {
+		s.plan.ignored = signalList(e.ignored)
+	}
 	s.pid, s.pidfd, s.monoFork = e.pid, e.pidfd, e.mono
-	s.fds = append(s.fds, e.p.supervisorEnds()...)
+	ends := e.p.supervisorEnds()
+	s.fds = append(s.fds, ends[:]...)
 	return e
 }

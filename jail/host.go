@@ -80,12 +80,31 @@ func argvAndEnviron() [][]byte {
 // ignoredSignals lists the signals, real-time ones included, that this
 // process was started with ignored (nohup, a shell's background job, a make
 // that ignores signal 32): the program gets them back at their default.
+// The Go runtime has replaced some of them with its handler since; an init
+// cloned before it started has them all ignored (entryStart keeps them).
 func ignoredSignals() []uintptr {
-	var sigs []uintptr
+	return signalList(ignoredMask())
+}
+
+// ignoredMask is the set of this process's ignored signals, signal n at
+// bit n-1. Raw system calls only (entryStart).
+func ignoredMask() uint64 {
+	var mask uint64
 	for sig := uintptr(1); sig <= 64; sig++ {
 		var old sigaction
 		_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
 		if e == 0 && old.handler == 1 { // SIG_IGN
+			mask |= 1 << (sig - 1)
+		}
+	}
+	return mask
+}
+
+// signalList lists the signals of mask.
+func signalList(mask uint64) []uintptr {
+	var sigs []uintptr
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if mask&(1<<(sig-1)) != 0 {
 			sigs = append(sigs, sig)
 		}
 	}

@@ -242,7 +242,11 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		cp  *childPlan
 	)
 	if e != nil {
-		s.log("namespaces: %s, made by an init started early; cgroup, by pid 2 in its cgroup", nsNames(e.cp.cloneArgs.flags|uint64(e.cp.unshareFlags)))
+		if ns := nsNames(e.cp.cloneArgs.flags | uint64(e.cp.unshareFlags)); e.atEntry {
+			s.log("namespaces: %s, made by an init cloned at the process's entry; cgroup, by pid 2 in its cgroup", ns)
+		} else {
+			s.log("namespaces: %s, made by an init started early; cgroup, by pid 2 in its cgroup", ns)
+		}
 		pid, cp = e.pid, e.complete(plan)
 	} else {
 		// A new init keeps its own descriptors and closes every other first.
@@ -391,10 +395,12 @@ func openTaskFiles(paths []string) ([]int, error) {
 	return fds, nil
 }
 
+// closeFds closes the descriptors that are not -1, with raw system calls
+// (makeJailPipes).
 func closeFds(fds []int) {
 	for _, fd := range fds {
 		if fd >= 0 {
-			unix.Close(fd)
+			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
 		}
 	}
 }
@@ -523,7 +529,8 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 		if p, err = newJailPipes(); err != nil {
 			return fds, -1, err
 		}
-		s.fds = append(append(s.fds, p.supervisorEnds()...), p.childEnds()...)
+		se, ce := p.supervisorEnds(), p.childEnds()
+		s.fds = append(append(s.fds, se[:]...), ce[:]...)
 	}
 	c.syncR, c.ctlR, c.ctlW, c.reportW, c.stdio[1], c.stdio[2], c.notifySock = p.syncR, p.ctlR, p.ctlW, p.reportW, p.stdoutW, p.stderrW, p.sockC
 	fds = jailFds{stdoutR: p.stdoutR, stderrR: p.stderrR, reportR: p.reportR, notifyR: p.sockS}

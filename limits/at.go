@@ -46,6 +46,18 @@ func root() (int, error) {
 // caller about to make a network namespace calls it first.
 func OpenRoot() { root() }
 
+// UseRoot gives the descriptor of /sys/fs/cgroup opened before this
+// package could (an O_PATH directory): kept if none is yet, else closed.
+func UseRoot(fd int) {
+	rootMu.Lock()
+	defer rootMu.Unlock()
+	if rootFd < 0 {
+		rootFd = fd
+	} else {
+		unix.Close(fd)
+	}
+}
+
 // at is path for an *at system call: the descriptor of /sys/fs/cgroup and
 // the rest of the path, for a path below it; AT_FDCWD and path itself
 // otherwise, or when /sys/fs/cgroup cannot be opened.

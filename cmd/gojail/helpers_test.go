@@ -10,8 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gojail/gojail/jail"
 )
@@ -21,6 +26,9 @@ import (
 var gojailBin, hogBin string
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv("GOJAIL_TEST_REFUSE_CLONE3"); args != "" {
+		execRefusingClone3(strings.Split(args, "\x1f"))
+	}
 	gojailBin, hogBin = os.Getenv("GOJAIL_BIN"), os.Getenv("GOJAIL_HOG")
 	dir, err := os.MkdirTemp("", "gojail-bin-")
 	if err != nil {
@@ -28,12 +36,12 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	os.Chmod(dir, 0o755)
-	build := func(dst *string, name, pkg string) {
+	build := func(dst *string, name string, flagsAndPkg ...string) {
 		if *dst != "" {
 			return
 		}
 		*dst = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", *dst, pkg)
+		cmd := exec.Command("go", append([]string{"build", "-o", *dst}, flagsAndPkg...)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
@@ -50,7 +58,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	build(&gojailBin, "gojail", ".")
+	build(&gojailBin, "gojail", "-ldflags=-E "+jail.EntrySymbol, ".")
 	build(&hogBin, "hog", "../../testdata/programs/hog")
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -271,4 +279,29 @@ func gojailDebug(t *testing.T, args ...string) (jail.Result, string) {
 		t.Fatalf("gojail %q: %v: %q\n%s", args, err, stdout.String(), stderr.String())
 	}
 	return r, stderr.String()
+}
+
+// execRefusingClone3 execs args under a seccomp filter that refuses clone3
+// with EPERM, as a host that allows no user namespace does (the Go
+// runtime's threads are cloned with clone). It does not return.
+func execRefusingClone3(args []string) {
+	runtime.LockOSThread() // the filter is this thread's, which execs
+	filter := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_CLONE3, Jt: 0, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	if err == nil {
+		if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+			err = e
+		}
+	}
+	if err == nil {
+		err = syscall.Exec(args[0], args, os.Environ())
+	}
+	fmt.Fprintln(os.Stderr, "exec under a filter refusing clone3:", err)
+	os.Exit(3)
 }

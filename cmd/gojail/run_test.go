@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -817,29 +818,86 @@ func bashVersion(t *testing.T) string {
 
 // gojail built as a position-independent executable (as distributions
 // build Go programs) runs jails: the executable is mapped high, inside the
-// range the jail's init does not inherit, and is left out of it.
+// range the jail's init does not inherit, and is left out of it; its entry
+// clones the init as the command's does.
 func TestPositionIndependentBuild(t *testing.T) {
-	goBin, err := exec.LookPath("go")
+	bin := buildGojail(t, "-buildmode=pie", "-ldflags=-E "+jail.EntrySymbol)
+	wantEarlyInit(t, bin, "an init cloned at the process's entry")
+}
+
+// gojail built without its entry point (a plain go build) starts its init
+// from its first package initialisation instead.
+func TestBuildWithoutEntry(t *testing.T) {
+	bin := buildGojail(t)
+	wantEarlyInit(t, bin, "an init started early")
+}
+
+// Where no user namespace may be made, the entry's clone fails, the run
+// tries its own, and reports why, naming the setting to check: no crash,
+// no wait, nothing left behind.
+func TestEntryCloneRefused(t *testing.T) {
+	before := countHost(t)
+	self, err := os.Executable()
 	if err != nil {
-		t.Skip("no go toolchain on PATH to build gojail with -buildmode=pie")
+		t.Fatal(err)
 	}
-	bin := filepath.Join(tempDir(t), "gojail-pie")
-	build := exec.Command(goBin, "build", "-buildmode=pie", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("go build -buildmode=pie: %v\n%s", err, out)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "GOJAIL_TEST_REFUSE_CLONE3="+strings.Join([]string{gojailBin, "run", "--json", "--", "/bin/echo", "hi"}, "\x1f"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
+		t.Fatalf("exit %v, want 125\n%s%s", err, out, stderr.String())
 	}
-	out, _ := exec.Command(bin, "run", "--json", "--", "/bin/echo", "pie").Output()
 	var r jail.Result
 	if err := jsonUnmarshal(out, &r); err != nil {
-		t.Fatalf("%v: %q", err, out)
+		t.Fatalf("%v: %q\n%s", err, out, stderr.String())
 	}
-	if r.Status != jail.StatusOK || r.Stdout != "pie\n" {
-		t.Fatalf("%s %q (error %q), want ok \"pie\\n\"", r.Status, r.Stdout, r.Error)
+	if r.Status != jail.StatusInternalError || !strings.Contains(r.Error, "clone3: operation not permitted (creating a user namespace was refused: check sysctl user.max_user_namespaces") {
+		t.Fatalf("%s %q, want internal_error naming the refused clone3 and the sysctl", r.Status, r.Error)
+	}
+	waitFor(t, func() bool { return countHost(t).procs == before.procs })
+}
+
+// buildGojail builds the command with flags, skipping the test where
+// there is no toolchain to build it.
+func buildGojail(t *testing.T, flags ...string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain on PATH to build gojail")
+	}
+	bin := filepath.Join(tempDir(t), "gojail-built")
+	build := exec.Command(goBin, append(append([]string{"build"}, flags...), "-o", bin, ".")...)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %q: %v\n%s", flags, err, out)
+	}
+	return bin
+}
+
+// wantEarlyInit runs /bin/echo with bin and wants it to succeed with the
+// jail's namespaces made by the init that by names.
+func wantEarlyInit(t *testing.T, bin, by string) {
+	t.Helper()
+	cmd := exec.Command(bin, "run", "--debug", "--json", "--", "/bin/echo", "hi")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	var r jail.Result
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %q\n%s", err, out, stderr.String())
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
+		t.Fatalf("%s %q (error %q), want ok \"hi\\n\"", r.Status, r.Stdout, r.Error)
+	}
+	if !strings.Contains(stderr.String(), "made by "+by+";") {
+		t.Fatalf("the namespaces were not made by %s:\n%s", by, stderr.String())
 	}
 }
 
-// gojail run clones the jail's init as it starts, and the run adopts it
+// gojail run clones the jail's init at its entry, and the run adopts it
 // when the policy wants the namespaces it made; a run on the host's
 // network clones its own.
 func TestEarlyInit(t *testing.T) {
@@ -851,7 +909,7 @@ func TestEarlyInit(t *testing.T) {
 		if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
 			t.Errorf("%q: %s %q (error %q), want ok \"hi\\n\"", tc.flags, r.Status, r.Stdout, r.Error)
 		}
-		if got := strings.Contains(debug, "made by an init started early"); got != tc.early {
+		if got := strings.Contains(debug, "made by an init cloned at the process's entry"); got != tc.early {
 			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, debug)
 		}
 	}

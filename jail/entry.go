@@ -1,0 +1,175 @@
+package jail
+
+import (
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gojail/gojail/limits"
+)
+
+// EntrySymbol is the entry point the gojail command is linked with (go
+// build -ldflags "-E ..."): entry, which clones a run's init before the Go
+// runtime starts. The init then makes its namespaces (the network one
+// alone some 0.5 ms) while the runtime and the packages start, the 1.4 ms
+// after the execve that StartEarly, called from the first package
+// initialisation that can, came only after. The command adopts it
+// (EntryInit); a build without the flag starts its init with StartEarly.
+const EntrySymbol = "github.com/gojail/gojail/jail.entry"
+
+// entry is the process's entry point; in entry_amd64.s.
+func entry()
+
+// entryStack is the process's stack at its entry: argc, then argv.
+type entryStack struct {
+	argc uintptr
+	argv [1 << 16]*byte
+}
+
+// What entry and entryStart use and leave, none of it initialised by
+// code: the Go runtime and the package initialisation, which come after,
+// leave it as it is.
+var (
+	entrySP    uintptr    // the stack pointer at entry, given back to the runtime
+	entryG     [3]uintptr // a g for entryStart's prologues: stack guard 0, never reached
+	entryTLS   [2]uintptr // the thread pointer is &entryTLS[1]; entryTLS[0] points at entryG
+	entryTried bool       // entryStart looked at the arguments: a run's
+	entryRoot  int32      // /sys/fs/cgroup, opened before the network namespace (+1: 0 for none)
+	entryInit  Early      // the init cloned (pid 0: none)
+	entryMem   childMem   // its memory
+	entryPlan  childPlan  // its first plan, as copied into entryMem
+	entryKeep  [6]uintptr // the descriptors it keeps
+	entryMask  [2]uint64  // every signal, and the mask this process had
+	cgroupDir  = [...]byte{'/', 's', 'y', 's', '/', 'f', 's', '/', 'c', 'g', 'r', 'o', 'u', 'p', 0}
+)
+
+// firstPlanRoom is what an early init's first plan takes of its memory,
+// and more (TestFirstPlanRoom): the entry's init cannot size it with into,
+// which allocates to count.
+const firstPlanRoom = 16 << 10
+
+// entryStart clones a run's init, as StartEarly does, for a process whose
+// arguments ask for a run (WantsEarly). It runs before the Go runtime
+// starts: it may allocate nothing, call nothing of the runtime, and make
+// only raw system calls; it uses only variables that no code initialises.
+// Whatever fails, it undoes what it did and leaves the run to its own
+// init.
+//
+//go:norace
+//go:nocheckptr
+func entryStart(st *entryStack) {
+	n := int(st.argc)
+	if n < 2 || n > len(st.argv) || !WantsEarly(n-1, func(i int) string { return cString(st.argv[i+1]) }) {
+		return
+	}
+	entryTried = true
+	// What forkChild does first (limits.OpenRoot): /sys/fs/cgroup is
+	// opened before the network namespace is made.
+	if fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&cgroupDir[0])), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0); e == 0 {
+		entryRoot = int32(fd) + 1
+	}
+	e := &entryInit
+	var errno syscall.Errno
+	if e.p, _, errno = makeJailPipes(); errno != 0 {
+		return
+	}
+	c := &entryPlan
+	entryKeep = e.firstPlan(c)
+	c.keepFds = entryKeep[:]
+	m := &entryMem
+	if errno = m.mapRoom(firstPlanRoom + earlyRoom); errno != 0 {
+		e.p.closeAll()
+		return
+	}
+	cp := m.plan(c)
+	entryPC := m.readyClone(cp)
+	var ts unix.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0)
+	e.mono = time.Duration(ts.Sec)*time.Second + time.Duration(ts.Nsec)
+	// The init starts with every signal blocked (childInit), and with the
+	// OOM floor (raiseOOMFloor).
+	entryMask[0] = ^uint64(0)
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&entryMask[0])), uintptr(unsafe.Pointer(&entryMask[1])), 8, 0, 0)
+	var floor oomFloor
+	raised := floorsOOM() && floor.raise()
+	// SIGCHLD at its default for the init: ignored (or SA_NOCLDWAIT), as a
+	// caller may leave it, the kernel would reap pid 2 before the init
+	// could read its status. The runtime replaces it with its own handler
+	// as it starts, as it does in every other case.
+	var chld, dfl sigaction
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), 0, uintptr(unsafe.Pointer(&chld)), 8, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	pid, errno := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&chld)), 0, 8, 0, 0)
+	if raised {
+		floor.restore()
+	}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(&entryMask[1])), 0, 8, 0, 0)
+	if errno != 0 {
+		e.p.closeAll()
+		m.free()
+		return
+	}
+	ends := e.p.childEnds()
+	closeFds(ends[:]) // the init's now; the numbers stay, for its plan
+	e.pid, e.cp, e.mem = int(pid), cp, m
+	e.ignored = ignoredMask() // the init's too, which the runtime's handlers will not replace
+}
+
+// cString is the NUL-terminated string at p, not copied.
+//
+//go:nocheckptr
+func cString(p *byte) string {
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return unsafe.String(p, n)
+}
+
+// EntryInit is the init the process's entry cloned, or nil; tried says
+// whether the entry looked at the arguments: false in a build without the
+// entry (StartEarly is then the way), and for a command that is not a
+// run. When an init was wanted but could not be cloned there, the run
+// clones its own and reports why that failed.
+func EntryInit() (e *Early, tried bool) {
+	if !entryTried {
+		return nil, false
+	}
+	if entryRoot > 0 {
+		limits.UseRoot(int(entryRoot - 1))
+	}
+	if entryInit.pid == 0 {
+		return nil, true
+	}
+	e = new(Early)
+	*e = entryInit
+	e.atEntry = true
+	return e, true
+}
+
+// WantsEarly tells, from a command's arguments (without the program's
+// name, arg(i) for i < n), a run that will adopt an init started early:
+// not a request for help, nor a run on the host's network (which a policy
+// file may ask for too; then the run discards the init). The init costs
+// any other command, and such a run, its namespaces and its wait.
+func WantsEarly(n int, arg func(int) string) bool {
+	if n < 1 || arg(0) != "run" {
+		return false
+	}
+	for i := 1; i < n; i++ {
+		switch a := arg(i); {
+		case a == "--":
+			return true
+		case a == "-h" || a == "--help" || a == "-help":
+			return false
+		case a == "--net=host" || a == "-net=host":
+			return false
+		case (a == "--net" || a == "-net") && i+1 < n && arg(i+1) == "host":
+			return false
+		}
+	}
+	return true
+}
