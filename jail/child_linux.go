@@ -61,16 +61,14 @@ type childPlan struct {
 	exiting     bool    // the supervisor exits after the run (Input.Exiting)
 	clearGroups bool    // drop supplementary groups (possible when started as root)
 
-	attachAt     *byte     // host directory the new root is attached over before pivot_root
-	rootOpts     []fsOpt   // options of the root tmpfs
 	ops          []mountOp // building the root, in order
+	rootOpts     []fsOpt   // options of the root tmpfs
 	hostname     []byte    // sethostname
 	unshareFlags uintptr   // the namespaces the child makes itself (see the child)
 	loUp         bool      // bring up the loopback interface
 	ifreq        [40]byte  // struct ifreq naming "lo" with IFF_UP
 	rlimits      []rlimit  // set by pid 2, for the program and all it starts
 	workdir      *byte     // the program's working directory
-	dot          *byte     // "."
 	path         *byte     // the program, as a path inside the jail
 	argv         []*byte   // NULL-terminated
 	envv         []*byte   // NULL-terminated
@@ -137,7 +135,8 @@ type childPlan struct {
 	// sharing the init's memory: prog is childProgram's entry, gp the g.
 	pid2Args  cloneArgs
 	prog, gp  uintptr
-	goAhead   uint32 // futex: the init has built the root, pid 2 may finish
+	treeFd    uintptr // the init's treefd, which pid 2 closes at once: the init's close must be the last
+	goAhead   uint32  // futex: the init has built the root, pid 2 may finish
 	pid2Marks markBuf
 }
 
@@ -374,6 +373,9 @@ func childInit(c *childPlan) {
 		fd     uintptr
 		fsfd   uintptr
 		rootfd uintptr
+		treefd uintptr // the host's mount tree, a detached copy
+		oomfd  uintptr // this process's oom_score_adj
+		procfd uintptr // the jail's proc, made before the copy of the host's tree is unmounted
 		b      [1]byte
 		ws     uint32
 		i, j   int
@@ -418,6 +420,83 @@ func childInit(c *childPlan) {
 	// cannot ask for yet.
 	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&v.marks.ts)), 0)
 
+	// The new mount namespace is a copy of the caller's, which the jail must
+	// not keep: it is unmounted now, while the supervisor reads the run,
+	// rather than once the root is built, as a lazy unmount waits for an
+	// RCU grace period (0.2-0.4 ms measured in an init, on the way to the
+	// program). What the binds need of it is kept as a detached copy of
+	// its tree (treefd), which pid 2 closes as it starts and the init once
+	// the root is built: that last close, which frees the copy after
+	// another grace period, comes as the program starts. The namespace's
+	// root becomes an empty tmpfs, read-only, attached over the copy's
+	// /proc and entered with pivot_root; the jail's root is mounted over it
+	// once the run is known (below).
+	//
+	// The OOM score's file first (see stepOOMScore below), while the
+	// host's /proc is this process's.
+	step = stepOOMScore
+	if oomfd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_RDWR|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	// No mount event of ours may propagate back to the host.
+	step = stepMountPrivate
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(&dotDir[0])), uintptr(unsafe.Pointer(&slash[0])), 0, syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); e1 != 0 {
+		goto fail
+	}
+	step = stepHostTree
+	if treefd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, atFDCWD, uintptr(unsafe.Pointer(&slash[0])), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE); e1 != 0 {
+		goto fail
+	}
+	// The jail's proc, made now: the kernel lets a user namespace mount a
+	// proc only where one is already fully visible (mount_too_revealing),
+	// and once the copy is gone there is none. It is attached in the root
+	// (opProc).
+	step = stepFsmount
+	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&procDir[1])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	procfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	// The empty root: a read-only tmpfs.
+	step = stepPivotRoot
+	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
+		uintptr(unsafe.Pointer(&modeKey[0])), uintptr(unsafe.Pointer(&mode555[0])), 0, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	fd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
+		atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+		goto fail
+	}
+	// pivot_root(".", ".") stacks the old root on the new one, and the lazy
+	// unmount removes it (pivot_root(2)).
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, fd, 0, 0); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(&dotDir[0])), uintptr(unsafe.Pointer(&dotDir[0])), 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(&dotDir[0])), syscall.MNT_DETACH, 0); e1 != 0 {
+		goto fail
+	}
+
 	// Wait until the supervisor has written our uid/gid maps, completed our
 	// plan (settle) and made our cgroup (with an early init on v1, it comes
 	// after, to pid 2, which waits for it: lateJoin): nothing of the jail
@@ -435,6 +514,44 @@ func childInit(c *childPlan) {
 	markAt(c, &v.marks, stepUnshare)
 	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
+
+	// The jail's root: a small tmpfs, nosuid and nodev, the jail's user's,
+	// mounted over the namespace's empty root and entered with chroot, so
+	// that pid 2, cloned below, starts in it. Nothing is below it but that
+	// empty file system: ".." from the root is the root, and no process of
+	// the jail has another root or any descriptor outside it.
+	step = stepRootFS
+	fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0)
+	if e1 != 0 {
+		goto fail
+	}
+	for j = range c.rootOpts {
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
+			uintptr(unsafe.Pointer(c.rootOpts[j].key)), uintptr(unsafe.Pointer(c.rootOpts[j].val)), 0, 0); e1 != 0 {
+			goto fail
+		}
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	rootfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	step = stepAttachRoot
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
+		atFDCWD, uintptr(unsafe.Pointer(&slash[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+		goto fail
+	}
+	step = stepChroot
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHROOT, uintptr(unsafe.Pointer(&dotDir[0])), 0, 0); e1 != 0 {
+		goto fail
+	}
+
 	if c.loUp {
 		step = stepLoopback
 		fd, _, e1 = syscall.RawSyscall(syscall.SYS_SOCKET, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
@@ -467,13 +584,12 @@ func childInit(c *childPlan) {
 	// the adjustment this process has at the clone. It takes its own back
 	// once pid 2 has exec'd: until then they share their memory, and the
 	// kernel gives a write to one to both. (Outside the jail's cgroup this
-	// process is no candidate of the cgroup's OOM killer.) The file is
-	// opened while it belongs to this process (its credentials are still
-	// the supervisor's, and it is dumpable) and kept for the taking back.
+	// process is no candidate of the cgroup's OOM killer.) The file was
+	// opened before the new root was entered, while it belongs to this
+	// process (its credentials are still the supervisor's, and it is
+	// dumpable), and is kept for the taking back.
 	step = stepOOMScore
-	if v.oomFd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_RDWR|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
+	v.oomFd = oomfd
 	if v.oomOldN, _, e1 = syscall.RawSyscall6(syscall.SYS_PREAD64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), uintptr(len(v.oomOld)), 0, 0, 0); e1 != 0 {
 		goto fail
 	}
@@ -506,6 +622,7 @@ func childInit(c *childPlan) {
 	// supervisor's: on v2 the clone puts it into the jail's cgroup, which
 	// the kernel allows the cgroup's owner.
 	step = stepFork
+	c.treeFd = treefd
 	pid2, e1 = clone3Stack(unsafe.Pointer(&c.pid2Args), unsafe.Sizeof(c.pid2Args), c.prog, unsafe.Pointer(c), c.gp)
 	if e1 != 0 {
 		goto fail
@@ -528,42 +645,6 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_UMASK, 0, 0, 0) // modes below are meant as written
-
-	// No mount event of ours may propagate back to the host.
-	step = stepMountPrivate
-	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(c.dot)), uintptr(unsafe.Pointer(&slash[0])), 0, syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); e1 != 0 {
-		goto fail
-	}
-
-	// The new root: a small tmpfs, nosuid and nodev, attached in our private
-	// mount namespace so that pivot_root can enter it.
-	step = stepRootFS
-	fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0)
-	if e1 != 0 {
-		goto fail
-	}
-	for j = range c.rootOpts {
-		if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
-			uintptr(unsafe.Pointer(c.rootOpts[j].key)), uintptr(unsafe.Pointer(c.rootOpts[j].val)), 0, 0); e1 != 0 {
-			goto fail
-		}
-	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	rootfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
-	if e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
-	step = stepAttachRoot
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
-		atFDCWD, uintptr(unsafe.Pointer(c.attachAt)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
-		goto fail
-	}
 
 	// Build the root: directories, links, files, binds and new file systems,
 	// every path relative to the root's descriptor.
@@ -621,8 +702,8 @@ func childInit(c *childPlan) {
 			if op.noLinks {
 				// A policy's own: its tree cloned from a descriptor opened
 				// following no link (ELOOP if one was put on its path).
-				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, atFDCWD, uintptr(unsafe.Pointer(op.src)),
+				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, treefd, uintptr(unsafe.Pointer(inTree(op.src))),
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
@@ -648,21 +729,21 @@ func childInit(c *childPlan) {
 					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 					goto failOp
 				}
-				fsfd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
-					unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
-				syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-				if e1 != 0 {
+				if e1 = bindFrom(fd, rootfd, op.path); e1 != 0 {
 					goto failOp
 				}
-				_, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fsfd, uintptr(unsafe.Pointer(&empty[0])),
-					rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
-				syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
-				if e1 != 0 {
+			} else {
+				// gojail's own (the system's directories, and the
+				// submitted file onto itself): links on the way are
+				// followed, within the host's tree or the new root.
+				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, sourceDir(op.src, treefd, rootfd), uintptr(unsafe.Pointer(inTree(op.src))),
+					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
-			} else if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.path)),
-				0, syscall.MS_BIND|syscall.MS_REC, 0, 0); e1 != 0 {
-				goto failOp
+				if e1 = bindFrom(fd, rootfd, op.path); e1 != 0 {
+					goto failOp
+				}
 			}
 			step = stepSetattr
 			v.attr = mountAttr{set: op.attr}
@@ -670,7 +751,21 @@ func childInit(c *childPlan) {
 				unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
 				goto failOp
 			}
-		case opFS:
+		case opProc, opFS:
+			if op.kind == opProc {
+				// The proc made before the host's tree went (procfd); a
+				// pid-only one, when the policy asks for it, goes over it,
+				// which the kernel allows while the first is visible.
+				step = stepMoveMount
+				if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, procfd, uintptr(unsafe.Pointer(&empty[0])),
+					rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+					goto failOp
+				}
+				syscall.RawSyscall(syscall.SYS_CLOSE, procfd, 0, 0)
+				if len(op.opts) == 0 {
+					break
+				}
+			}
 			step = stepFsopen
 			fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(op.src)), unix.FSOPEN_CLOEXEC, 0)
 			if e1 != 0 {
@@ -720,19 +815,7 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 
-	// Enter the root and detach the host's: pivot_root(".", ".") stacks the
-	// old root on the new one, and the lazy unmount removes it (pivot_root(2)).
 	mark(c, &v.marks, stepMoveMount)
-	step = stepPivotRoot
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(c.dot)), uintptr(unsafe.Pointer(c.dot)), 0); e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(c.dot)), syscall.MNT_DETACH, 0); e1 != 0 {
-		goto fail
-	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, rootfd, 0, 0)
 	step = stepChdir
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(c.workdir)), 0, 0); e1 != 0 {
@@ -905,9 +988,12 @@ func childProgram(c *childPlan) {
 		b    [1]byte
 	)
 	// The init's: the exec pipe's read end (pid 2 keeps the write end until
-	// its execve) and its oom_score_adj file.
+	// its execve), its oom_score_adj file, and the host's tree, whose last
+	// close (the init's, once the root is built) frees it after a grace
+	// period.
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, c.treeFd, 0, 0)
 	// First what needs neither the cgroup nor the jail's user (an early
 	// init's pid 2 may wait for its cgroup below, while the init builds the
 	// root): its own session, the dispositions, the listener's socket, and
@@ -1008,9 +1094,8 @@ func childProgram(c *childPlan) {
 		}
 	}
 
-	// The root is built when goAhead is set: pid 2 moves into it (pivot_root
-	// moved this process's root there too, but not its working directory).
-	// It spins a while first: the root is usually a few tens of µs away,
+	// The root is built when goAhead is set: pid 2, cloned into it, moves
+	// to its working directory. It spins a while first: the root is usually a few tens of µs away,
 	// and waking a sleeping CPU costs as much.
 	spinLoad(&c.goAhead, goAheadSpins)
 	for c.goAhead == 0 { // reloaded after each call (see the init's store)
@@ -1429,11 +1514,64 @@ func readCommand(c *childPlan) syscall.Errno {
 	return 0
 }
 
+// sourceDir is where a bind's source is looked up: an absolute path in the
+// host's tree (treefd), a relative one in the new root (rootfd). inTree is
+// the path to look up there.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func sourceDir(path *byte, treefd, rootfd uintptr) uintptr {
+	if *path == '/' {
+		return treefd
+	}
+	return rootfd
+}
+
+// inTree is path without its leading slashes, "." for the root itself.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func inTree(path *byte) *byte {
+	for *path == '/' {
+		path = (*byte)(unsafe.Add(unsafe.Pointer(path), 1))
+	}
+	if *path == 0 {
+		return &dotDir[0]
+	}
+	return path
+}
+
+// bindFrom binds what fd, an O_PATH descriptor in the host's tree, opens
+// (and what is mounted below it) at path under the root rootfd, and
+// closes fd: a clone of its tree, moved there.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func bindFrom(fd, rootfd uintptr, path *byte) syscall.Errno {
+	tree, _, e1 := syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
+		unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	if e1 != 0 {
+		return e1
+	}
+	_, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, tree, uintptr(unsafe.Pointer(&empty[0])),
+		rootfd, uintptr(unsafe.Pointer(path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, tree, 0, 0)
+	return e1
+}
+
 // Constant C strings the child uses.
 var (
 	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
 	oomMax      = [4]byte{'1', '0', '0', '0'}
 	slash       = [2]byte{'/', 0}
+	dotDir      = [2]byte{'.', 0}
+	procDir     = [6]byte{'/', 'p', 'r', 'o', 'c', 0}
+	modeKey     = [5]byte{'m', 'o', 'd', 'e', 0}
+	mode555     = [4]byte{'5', '5', '5', 0}
 	self        = [1]byte{'0'} // "this process", to a cgroup's tasks file
 	empty       = [1]byte{0}
 	tmpfsName   = [6]byte{'t', 'm', 'p', 'f', 's', 0}

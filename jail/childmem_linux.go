@@ -244,7 +244,6 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	}
 	*n = *c
 	n.keepFds = memCopy(m, c.keepFds)
-	n.attachAt = m.cstr(c.attachAt)
 	n.rootOpts = m.fsOpts(c.rootOpts)
 	n.ops = memCopy(m, c.ops)
 	for i := range c.ops {
@@ -258,7 +257,6 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	n.hostname = memCopy(m, c.hostname)
 	n.rlimits = memMake[rlimit](m, maxRlimits)[:0] // settle's
 	n.workdir = m.cstr(c.workdir)
-	n.dot = m.cstr(c.dot)
 	n.path = m.cstr(c.path)
 	n.argv = m.cstrv(c.argv)
 	n.envv = m.cstrv(c.envv)

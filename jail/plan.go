@@ -25,6 +25,9 @@ const (
 	opFile                      // create path (O_EXCL|O_NOFOLLOW) and write data
 	opBind                      // clone the host tree src (open_tree) onto path
 	opFS                        // a new file system of type src (fsopen) onto path
+	// opProc: the jail's proc, which its init made before the root (see
+	// childInit) onto path, and with opts a proc of those options over it.
+	opProc
 )
 
 // fsOpt is one fsconfig key=value of a new file system.
@@ -44,7 +47,7 @@ type mountOp struct {
 	// directory swapped for a link since cannot redirect it.
 	noLinks bool
 	attr    uint64  // MOUNT_ATTR_* to set (recursively, for binds)
-	opts    []fsOpt // fsconfig options of opFS
+	opts    []fsOpt // fsconfig options of opFS and opProc
 	data    []byte  // contents of opFile
 	mode    uint32
 
@@ -133,7 +136,7 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 	if p.FS.Proc == policy.ProcPid {
 		procOpts = append(procOpts, fsOpt{cstr("subset"), cstr("pid")})
 	}
-	b.add(mountOp{kind: opFS, path: cstr("proc"), src: cstr("proc"), opts: procOpts,
+	b.add(mountOp{kind: opProc, path: cstr("proc"), src: cstr("proc"), opts: procOpts,
 		attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC, desc: "/proc"})
 	// Rootless, the jail's processes are the caller's user on the host, and
 	// /proc/keys lists every key that user can view, those of the caller's

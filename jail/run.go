@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -440,14 +441,12 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		timerSlack:   callerSlack,
 		exiting:      s.in.Exiting,
 		clearGroups:  os.Geteuid() == 0,
-		// The new root is attached over the host's /proc before pivot_root:
-		// binds are made from host paths after that, and none may come from
-		// /proc (validation refuses it).
-		attachAt: cstr("/proc"),
-		rootOpts: tmpfsOpts(1<<20, 1024, 0o755),
+		// The root tmpfs, the jail's user's: its init makes it before it
+		// takes that user (becomeUser).
+		rootOpts: append(tmpfsOpts(1<<20, 1024, 0o755),
+			fsOpt{cstr("uid"), cstr(strconv.Itoa(p.Run.UID))}, fsOpt{cstr("gid"), cstr(strconv.Itoa(p.Run.GID))}),
 		hostname: []byte(p.Run.Hostname),
 		workdir:  cstr(p.Run.Workdir),
-		dot:      cstr("."),
 		lastCap:  uintptr(lastCap()),
 		ignored:  ignoredSignals(),
 		debug:    s.debug,
@@ -515,7 +514,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 	return c, nil
 }
 
-var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount"}
+var opVerb = map[opKind]string{opMkdir: "mkdir", opSymlink: "symlink", opFile: "write", opBind: "bind", opFS: "mount", opProc: "mount"}
 
 // pipes takes the pipes an early init was cloned with, or makes a new
 // init's (whose child ends are closed after its clone), and opens the

@@ -21,6 +21,7 @@ const (
 	stepSetuid
 	stepDumpable
 	stepMountPrivate
+	stepHostTree
 	stepBind
 	stepSetattr
 	stepRootFS
@@ -37,6 +38,7 @@ const (
 	stepLoopback
 	stepRootReadOnly
 	stepPivotRoot
+	stepChroot
 	stepChdir
 	stepRlimit
 	stepOOMScore
@@ -72,6 +74,7 @@ var stepNames = [stepCount]string{
 	stepSetuid:       "setresuid",
 	stepDumpable:     "prctl(PR_SET_DUMPABLE)",
 	stepMountPrivate: "make / private",
+	stepHostTree:     "copy the host's mount tree",
 	stepBind:         "bind",
 	stepSetattr:      "mount_setattr",
 	stepRootFS:       "create the root tmpfs",
@@ -87,7 +90,8 @@ var stepNames = [stepCount]string{
 	stepHostname:     "sethostname",
 	stepLoopback:     "bring up lo",
 	stepRootReadOnly: "make the root read-only",
-	stepPivotRoot:    "pivot_root",
+	stepPivotRoot:    "pivot_root into an empty root",
+	stepChroot:       "enter the new root",
 	stepChdir:        "chdir",
 	stepRlimit:       "setrlimit",
 	stepOOMScore:     "raise oom_score_adj",

@@ -70,6 +70,9 @@ print(t(lambda: open(f, 'r+b')), t(lambda: os.truncate(f, 0)), t(lambda: os.chmo
 		{"/proc is nosuid,nodev,noexec", `print([l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/proc'])`, nil, "['rw,nosuid,nodev,noexec,relatime']\n"},
 		{"every mount is nosuid", `print(all('nosuid' in l.split()[5] for l in open('/proc/self/mountinfo')))`, nil, "True\n"},
 		{"no /sys", `import os; print(os.path.exists('/sys'))`, nil, "False\n"},
+		// The root is mounted over an empty file system, the namespace's
+		// root: ".." from it and from every mount leads back into the jail.
+		{"the root's and each mount's parent are the root", `import os; r = os.stat('/'); print([os.stat(d + '/..') == r for d in ('', '/usr', '/proc', '/tmp', '/work', '/dev')])`, nil, "[True, True, True, True, True, True]\n"},
 		{"exactly the policy's environment", `import os; print(sorted(os.environ.items()))`, nil,
 			"[('HOME', '/work'), ('LANG', 'C.UTF-8'), ('PATH', '/usr/local/bin:/usr/bin:/bin'), ('PYTHONDONTWRITEBYTECODE', '1'), ('PYTHONIOENCODING', 'utf-8'), ('TERM', 'dumb')]\n"},
 		{"init's environment (a copy of the supervisor's) is unreadable", `
@@ -521,5 +524,17 @@ time.sleep(2.5)`)
 	}
 	if err := holder.Wait(); err != nil || !strings.Contains(held.String(), `"stdout":"400 in flight\n"`) {
 		t.Fatalf("the holder: %v\n%s", err, held.String())
+	}
+}
+
+// A policy's proc = "pid" gives the jail a /proc of its processes only
+// (subset=pid): no system-wide file, and its parent is the root.
+func TestProcPidOnly(t *testing.T) {
+	pol := writeFile(t, tempDir(t), "pid.toml", "base = \"python\"\n[fs]\nproc = \"pid\"\n", 0o644)
+	o := gojail(t, "--policy", pol, "-c", `import os
+print(sorted(n for n in os.listdir('/proc') if not n.isdigit()), os.path.exists('/proc/meminfo'), os.stat('/proc/..') == os.stat('/'))`)
+	o.want(t, jail.StatusOK, 0)
+	if o.res.Stdout != "['self', 'thread-self'] False True\n" {
+		t.Fatalf("stdout %q, want only the processes in /proc", o.res.Stdout)
 	}
 }
