@@ -220,20 +220,26 @@ func above2(fd int) int {
 // adopt takes the run's early init when it made the namespaces the policy
 // wants and has room for the run's plan; otherwise it is discarded, and
 // the run clones its own.
+//
+// The plan's ignored signals are this process's (ignoredSignals), but for
+// an init cloned at the entry, which has the caller's own: the plan is
+// made without them (prepare), and they are filled in here.
 func (s *supervisor) adopt() *Early {
 	e := s.in.Early
-	if e == nil || e.done {
-		return nil
-	}
-	if s.prepared || s.plan.unshareFlags != earlyNamespaces || !e.fits(s.plan) {
-		s.log("the init started early does not fit this run: a new one")
-		e.Discard()
+	if e == nil || e.done || s.prepared || s.plan.unshareFlags != earlyNamespaces || !e.fits(s.plan) {
+		if e != nil && !e.done {
+			s.log("the init started early does not fit this run: a new one")
+			e.Discard()
+		}
+		if s.ignoredLater {
+			s.plan.ignored = ignoredSignals()
+		}
 		return nil
 	}
 	// The run's from here, whatever happens next: its descriptors are
 	// closed, and it is reaped, with the run's (closeAll).
 	e.done = true
-	if e.atEntry {
+	if s.ignoredLater {
 		s.plan.ignored = signalList(e.ignored)
 	}
 	s.pid, s.pidfd, s.monoFork = e.pid, e.pidfd, e.mono

@@ -156,18 +156,20 @@ type supervisor struct {
 	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
 	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
-	goW       int               // prepared: the pipe that brings the program
-	pid       int
-	pidfd     int32 // set by clone3 (CLONE_PIDFD)
-	started   time.Time
-	cpuBase   time.Duration // prepared: the CPU time of its setup, which is not the program's
-	reaped    bool          // the init has been waited for
-	reported  bool          // the init has reported the program's end, every process reaped
-	listener  int           // the seccomp listener, once received; -1 before
-	outBytes  int           // the program's output kept, stdout and stderr
-	debug     bool          // --debug: the child reports its steps
-	monoFork  time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
-	np        netPoll       // waits on the jail's descriptors
+	// ignoredLater: the plan's ignored signals come with the init (adopt).
+	ignoredLater bool
+	goW          int // prepared: the pipe that brings the program
+	pid          int
+	pidfd        int32 // set by clone3 (CLONE_PIDFD)
+	started      time.Time
+	cpuBase      time.Duration // prepared: the CPU time of its setup, which is not the program's
+	reaped       bool          // the init has been waited for
+	reported     bool          // the init has reported the program's end, every process reaped
+	listener     int           // the seccomp listener, once received; -1 before
+	outBytes     int           // the program's output kept, stdout and stderr
+	debug        bool          // --debug: the child reports its steps
+	monoFork     time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
+	np           netPoll       // waits on the jail's descriptors
 	// stderrTail is the end of the program's stderr when it was cut at the
 	// output limit (the verdict reads the program's last words there).
 	stderrTail string
@@ -448,9 +450,14 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		hostname: []byte(p.Run.Hostname),
 		workdir:  cstr(p.Run.Workdir),
 		lastCap:  uintptr(lastCap()),
-		ignored:  ignoredSignals(),
 		debug:    s.debug,
 		scrub:    argvAndEnviron(),
+	}
+	// An init cloned at the entry has the caller's ignored signals (adopt).
+	if e := s.in.Early; e != nil && e.atEntry && !e.done {
+		s.ignoredLater = true
+	} else {
+		c.ignored = ignoredSignals()
 	}
 	switch p.Net.Mode {
 	case policy.NetNone:
