@@ -451,7 +451,7 @@ func childInit(c *childPlan) {
 	// proc only where one is already fully visible (mount_too_revealing),
 	// and once the copy is gone there is none. It is attached in the root
 	// (opProc).
-	step = stepFsmount
+	step = stepProc
 	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&procDir[1])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
 		goto fail
 	}

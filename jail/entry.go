@@ -32,18 +32,24 @@ type entryStack struct {
 // code: the Go runtime and the package initialisation, which come after,
 // leave it as it is.
 var (
-	entrySP    uintptr    // the stack pointer at entry, given back to the runtime
-	entryG     [3]uintptr // a g for entryStart's prologues: stack guard 0, never reached
-	entryTLS   [2]uintptr // the thread pointer is &entryTLS[1]; entryTLS[0] points at entryG
-	entryTried bool       // entryStart looked at the arguments: a run's
-	entryRoot  int32      // /sys/fs/cgroup, opened before the network namespace (+1: 0 for none)
-	entryInit  Early      // the init cloned (pid 0: none)
-	entryMem   childMem   // its memory
-	entryPlan  childPlan  // its first plan, as copied into entryMem
-	entryKeep  [6]uintptr // the descriptors it keeps
-	entryMask  [2]uint64  // every signal, and the mask this process had
+	entrySP    uintptr     // the stack pointer at entry, given back to the runtime
+	entryG     [3]uintptr  // a g for entryStart's prologues: stack guard 0, never reached
+	entryTLS   [2]uintptr  // the thread pointer is &entryTLS[1]; entryTLS[0] points at entryG
+	entryTried bool        // entryStart looked at the arguments: a run's
+	entryRoot  int32       // /sys/fs/cgroup, opened before the network namespace (+1: 0 for none)
+	entryInit  Early       // the init cloned (pid 0: none)
+	entryMem   childMem    // its memory
+	entryPlan  childPlan   // its first plan, as copied into entryMem
+	entryKeep  [6]uintptr  // the descriptors it keeps
+	entryMask  [2]uint64   // every signal, and the mask this process had
+	entryLimit unix.Rlimit // RLIMIT_NPROC
 	cgroupDir  = [...]byte{'/', 's', 'y', 's', '/', 'f', 's', '/', 'c', 'g', 'r', 'o', 'u', 'p', 0}
 )
+
+// entryNprocFloor is the least RLIMIT_NPROC under which the entry clones
+// the init: the runtime makes a few threads as it starts, each a process
+// to that limit.
+const entryNprocFloor = 128
 
 // firstPlanRoom is what an early init's first plan takes of its memory,
 // and more (TestFirstPlanRoom): the entry's init cannot size it with into,
@@ -64,11 +70,22 @@ func entryStart(st *entryStack) {
 	if n < 2 || n > len(st.argv) || !WantsEarly(n-1, func(i int) string { return cString(st.argv[i+1]) }) {
 		return
 	}
+	// A caller that allows its user only a few processes gets the init
+	// cloned later, once the runtime has its threads: cloned here, the init
+	// could take the last one the runtime needs, and the runtime ends the
+	// process when it cannot make a thread (a run's own clone that fails
+	// is reported).
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, unix.RLIMIT_NPROC, 0, uintptr(unsafe.Pointer(&entryLimit)), 0, 0); e != 0 || entryLimit.Cur < entryNprocFloor {
+		return
+	}
 	entryTried = true
 	// What forkChild does first (limits.OpenRoot): /sys/fs/cgroup is
-	// opened before the network namespace is made.
+	// opened before the network namespace is made. Every descriptor made
+	// here is above 2: the runtime gives a caller's closed stdin, stdout or
+	// stderr /dev/null as it starts, which a descriptor of ours would
+	// otherwise hold.
 	if fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&cgroupDir[0])), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0); e == 0 {
-		entryRoot = int32(fd) + 1
+		entryRoot = int32(above2(int(fd))) + 1
 	}
 	e := &entryInit
 	var errno syscall.Errno
@@ -101,7 +118,15 @@ func entryStart(st *entryStack) {
 	var chld, dfl sigaction
 	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), 0, uintptr(unsafe.Pointer(&chld)), 8, 0, 0)
 	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	// The init's descriptor limit as the runtime would have left it: the
+	// hard one (Go raises its soft limit to it as it starts; pid 2 sets the
+	// jail's own after placing the listener's socket at limits.open_files).
+	var nofile, nofileAll unix.Rlimit
+	syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&nofile)), 0, 0)
+	nofileAll = unix.Rlimit{Cur: nofile.Max, Max: nofile.Max}
+	syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&nofileAll)), 0, 0, 0)
 	pid, errno := clone3Stack(unsafe.Pointer(&cp.cloneArgs), unsafe.Sizeof(cp.cloneArgs), entryPC, unsafe.Pointer(cp), m.g)
+	syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&nofile)), 0, 0, 0)
 	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&chld)), 0, 8, 0, 0)
 	if raised {
 		floor.restore()
@@ -114,6 +139,7 @@ func entryStart(st *entryStack) {
 	}
 	ends := e.p.childEnds()
 	closeFds(ends[:]) // the init's now; the numbers stay, for its plan
+	e.pidfd = int32(above2(int(e.pidfd)))
 	e.pid, e.cp, e.mem = int(pid), cp, m
 	e.ignored = ignoredMask() // the init's too, which the runtime's handlers will not replace
 }

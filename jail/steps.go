@@ -22,6 +22,7 @@ const (
 	stepDumpable
 	stepMountPrivate
 	stepHostTree
+	stepProc
 	stepBind
 	stepSetattr
 	stepRootFS
@@ -75,6 +76,7 @@ var stepNames = [stepCount]string{
 	stepDumpable:     "prctl(PR_SET_DUMPABLE)",
 	stepMountPrivate: "make / private",
 	stepHostTree:     "copy the host's mount tree",
+	stepProc:         "make the jail's /proc",
 	stepBind:         "bind",
 	stepSetattr:      "mount_setattr",
 	stepRootFS:       "create the root tmpfs",

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,8 +27,8 @@ import (
 var gojailBin, hogBin string
 
 func TestMain(m *testing.M) {
-	if args := os.Getenv("GOJAIL_TEST_REFUSE_CLONE3"); args != "" {
-		execRefusingClone3(strings.Split(args, "\x1f"))
+	if args := os.Getenv("GOJAIL_TEST_REFUSE"); args != "" {
+		execRefusing(strings.Split(args, "\x1f"))
 	}
 	gojailBin, hogBin = os.Getenv("GOJAIL_BIN"), os.Getenv("GOJAIL_HOG")
 	dir, err := os.MkdirTemp("", "gojail-bin-")
@@ -281,15 +282,29 @@ func gojailDebug(t *testing.T, args ...string) (jail.Result, string) {
 	return r, stderr.String()
 }
 
-// execRefusingClone3 execs args under a seccomp filter that refuses clone3
-// with EPERM, as a host that allows no user namespace does (the Go
-// runtime's threads are cloned with clone). It does not return.
-func execRefusingClone3(args []string) {
+// refusing is the environment that makes the test binary exec args under
+// a seccomp filter refusing the system call nr with errno (execRefusing).
+func refusing(nr uintptr, errno syscall.Errno, args ...string) string {
+	return "GOJAIL_TEST_REFUSE=" + strings.Join(append([]string{strconv.Itoa(int(nr)), strconv.Itoa(int(errno))}, args...), "\x1f")
+}
+
+// execRefusing execs fields[2:] under a seccomp filter that refuses the
+// system call numbered fields[0] with the errno fields[1] (clone3 with
+// EPERM, say, as a host that allows no user namespace does: the Go
+// runtime's threads are cloned with clone). The filter is inherited by
+// the jail. It does not return.
+func execRefusing(fields []string) {
+	nr, err1 := strconv.Atoi(fields[0])
+	errno, err2 := strconv.Atoi(fields[1])
+	if err := errors.Join(err1, err2); err != nil || len(fields) < 3 {
+		fmt.Fprintln(os.Stderr, "GOJAIL_TEST_REFUSE: want NR, ERRNO and a command:", fields, err)
+		os.Exit(3)
+	}
 	runtime.LockOSThread() // the filter is this thread's, which execs
 	filter := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_CLONE3, Jt: 0, Jf: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: uint32(nr), Jt: 0, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(errno)},
 		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
@@ -300,8 +315,8 @@ func execRefusingClone3(args []string) {
 		}
 	}
 	if err == nil {
-		err = syscall.Exec(args[0], args, os.Environ())
+		err = syscall.Exec(fields[2], fields[2:], os.Environ())
 	}
-	fmt.Fprintln(os.Stderr, "exec under a filter refusing clone3:", err)
+	fmt.Fprintln(os.Stderr, "exec under a filter refusing system call", nr, ":", err)
 	os.Exit(3)
 }

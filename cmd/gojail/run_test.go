@@ -842,7 +842,7 @@ func TestEntryCloneRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "GOJAIL_TEST_REFUSE_CLONE3="+strings.Join([]string{gojailBin, "run", "--json", "--", "/bin/echo", "hi"}, "\x1f"))
+	cmd.Env = append(os.Environ(), refusing(unix.SYS_CLONE3, unix.EPERM, gojailBin, "run", "--json", "--", "/bin/echo", "hi"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -858,6 +858,57 @@ func TestEntryCloneRefused(t *testing.T) {
 		t.Fatalf("%s %q, want internal_error naming the refused clone3 and the sysctl", r.Status, r.Error)
 	}
 	waitFor(t, func() bool { return countHost(t).procs == before.procs })
+}
+
+// A failure in the init's steps before its release names the step: the
+// jail's /proc, made there (the init's first fsopen).
+func TestEarlySetupFailureNamed(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), refusing(unix.SYS_FSOPEN, unix.ENOMEM, gojailBin, "run", "--json", "--", "/bin/echo", "hi"))
+	out, _ := cmd.Output()
+	var r jail.Result
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if r.Status != jail.StatusInternalError || r.Error != "jail setup failed: make the jail's /proc: cannot allocate memory" {
+		t.Fatalf("%s %q, want internal_error naming the /proc step", r.Status, r.Error)
+	}
+}
+
+// The init cloned at the entry has the descriptor limit the runtime gives
+// itself (the hard one), not the caller's soft one, which a policy's
+// limits.open_files may exceed: pid 2 places the listener's socket at that
+// number.
+func TestLowSoftNofile(t *testing.T) {
+	out, _ := exec.Command("/bin/bash", "-c", `ulimit -Sn 64 && exec "$0" run --json -c 'print(1)'`, gojailBin).Output()
+	var r jail.Result
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "1\n" {
+		t.Fatalf("%s %q (error %q), want ok \"1\\n\"", r.Status, r.Stdout, r.Error)
+	}
+}
+
+// gojail started with its stdin, stdout or stderr closed: the runtime
+// gives each /dev/null, and no descriptor the entry opened takes its place.
+func TestClosedStdio(t *testing.T) {
+	out, _ := exec.Command("/bin/bash", "-c", `exec 2>&-; exec "$0" run --json --stdin - -c 'import sys; print(repr(sys.stdin.read()))' <&-`, gojailBin).Output()
+	var r jail.Result
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if r.Status != jail.StatusOK || r.Stdout != "''\n" {
+		t.Fatalf("stdin closed: %s %q (error %q), want ok with an empty stdin", r.Status, r.Stdout, r.Error)
+	}
+	out, _ = exec.Command("/bin/bash", "-c", `"$0" run -- /bin/true >&-; echo $?`, gojailBin).Output()
+	if string(out) != "0\n" {
+		t.Fatalf("stdout closed: exit %q, want 0", out)
+	}
 }
 
 // buildGojail builds the command with flags, skipping the test where
