@@ -463,6 +463,25 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	// Whether binds can be cloned from a detached tree (Linux 6.15): a
+	// clone of the tree's top, attached where the empty root goes next, so
+	// that the unmount below takes it away with the copy. Where they
+	// cannot, the copy stays until the root is built, as before.
+	step = stepHostTree
+	fd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, treefd, uintptr(unsafe.Pointer(&empty[0])), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if e1 == syscall.EINVAL {
+		syscall.RawSyscall(syscall.SYS_CLOSE, treefd, 0, 0)
+		treefd = 0
+		goto waitRelease
+	}
+	if e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
+		atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+		goto fail
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	// The empty root: a read-only tmpfs.
 	step = stepPivotRoot
 	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
@@ -497,6 +516,7 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 
+waitRelease:
 	// Wait until the supervisor has written our uid/gid maps, completed our
 	// plan (settle) and made our cgroup (with an early init on v1, it comes
 	// after, to pid 2, which waits for it: lateJoin): nothing of the jail
@@ -539,17 +559,29 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	// Without the tree (an older kernel), the root is attached over the
+	// copy's /proc instead, built, and entered with pivot_root (below).
 	step = stepAttachRoot
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
-		atFDCWD, uintptr(unsafe.Pointer(&slash[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
-		goto fail
-	}
-	step = stepChroot
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHROOT, uintptr(unsafe.Pointer(&dotDir[0])), 0, 0); e1 != 0 {
-		goto fail
+	if treefd == 0 {
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
+			atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+			goto fail
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
+			goto fail
+		}
+	} else {
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
+			atFDCWD, uintptr(unsafe.Pointer(&slash[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+			goto fail
+		}
+		step = stepChroot
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_FCHDIR, rootfd, 0, 0); e1 != 0 {
+			goto fail
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHROOT, uintptr(unsafe.Pointer(&dotDir[0])), 0, 0); e1 != 0 {
+			goto fail
+		}
 	}
 
 	if c.loUp {
@@ -702,8 +734,8 @@ func childInit(c *childPlan) {
 			if op.noLinks {
 				// A policy's own: its tree cloned from a descriptor opened
 				// following no link (ELOOP if one was put on its path).
-				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, treefd, uintptr(unsafe.Pointer(inTree(op.src))),
+				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, sourceDir(op.src, treefd, rootfd, &v.how), uintptr(unsafe.Pointer(inTree(op.src, treefd))),
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
@@ -735,9 +767,11 @@ func childInit(c *childPlan) {
 			} else {
 				// gojail's own (the system's directories, and the
 				// submitted file onto itself): links on the way are
-				// followed, within the host's tree or the new root.
-				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, sourceDir(op.src, treefd, rootfd), uintptr(unsafe.Pointer(inTree(op.src))),
+				// followed, within the host's tree or the new root (or,
+				// without the tree, from the host's root, this process's
+				// until pivot_root).
+				v.how = openHow{flags: unix.O_PATH | unix.O_CLOEXEC, resolve: unix.RESOLVE_NO_MAGICLINKS}
+				if fd, _, e1 = syscall.RawSyscall6(unix.SYS_OPENAT2, sourceDir(op.src, treefd, rootfd, &v.how), uintptr(unsafe.Pointer(inTree(op.src, treefd))),
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
@@ -816,6 +850,18 @@ func childInit(c *childPlan) {
 	}
 
 	mark(c, &v.marks, stepMoveMount)
+	if treefd == 0 {
+		// Enter the root and detach the host's: pivot_root(".", ".")
+		// stacks the old root on the new one (and moves pid 2's root too),
+		// and the lazy unmount removes it (pivot_root(2)).
+		step = stepPivotRoot
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIVOT_ROOT, uintptr(unsafe.Pointer(&dotDir[0])), uintptr(unsafe.Pointer(&dotDir[0])), 0); e1 != 0 {
+			goto fail
+		}
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(&dotDir[0])), syscall.MNT_DETACH, 0); e1 != 0 {
+			goto fail
+		}
+	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, rootfd, 0, 0)
 	step = stepChdir
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(c.workdir)), 0, 0); e1 != 0 {
@@ -993,7 +1039,9 @@ func childProgram(c *childPlan) {
 	// period.
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
-	syscall.RawSyscall(syscall.SYS_CLOSE, c.treeFd, 0, 0)
+	if c.treeFd != 0 {
+		syscall.RawSyscall(syscall.SYS_CLOSE, c.treeFd, 0, 0)
+	}
 	// First what needs neither the cgroup nor the jail's user (an early
 	// init's pid 2 may wait for its cgroup below, while the init builds the
 	// root): its own session, the dispositions, the listener's socket, and
@@ -1515,25 +1563,34 @@ func readCommand(c *childPlan) syscall.Errno {
 }
 
 // sourceDir is where a bind's source is looked up: an absolute path in the
-// host's tree (treefd), a relative one in the new root (rootfd). inTree is
-// the path to look up there.
+// host's tree (treefd, which how then keeps the lookup within), or from this
+// process's root where there is no tree (an older kernel); a relative one
+// in the new root (rootfd). inTree is the path to look up there.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func sourceDir(path *byte, treefd, rootfd uintptr) uintptr {
-	if *path == '/' {
-		return treefd
+func sourceDir(path *byte, treefd, rootfd uintptr, how *openHow) uintptr {
+	switch {
+	case *path != '/':
+		return rootfd
+	case treefd == 0:
+		return atFDCWD
 	}
-	return rootfd
+	how.resolve |= unix.RESOLVE_IN_ROOT
+	return treefd
 }
 
-// inTree is path without its leading slashes, "." for the root itself.
+// inTree is path as sourceDir looks it up: an absolute one relative to the
+// host's tree, without its leading slashes ("." for the tree's root).
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func inTree(path *byte) *byte {
+func inTree(path *byte, treefd uintptr) *byte {
+	if *path != '/' || treefd == 0 {
+		return path
+	}
 	for *path == '/' {
 		path = (*byte)(unsafe.Add(unsafe.Pointer(path), 1))
 	}
