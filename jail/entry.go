@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -32,18 +33,19 @@ type entryStack struct {
 // code: the Go runtime and the package initialisation, which come after,
 // leave it as it is.
 var (
-	entrySP    uintptr     // the stack pointer at entry, given back to the runtime
-	entryG     [3]uintptr  // a g for entryStart's prologues: stack guard 0, never reached
-	entryTLS   [2]uintptr  // the thread pointer is &entryTLS[1]; entryTLS[0] points at entryG
-	entryTried bool        // entryStart looked at the arguments: a run's
-	entryRoot  int32       // /sys/fs/cgroup, opened before the network namespace (+1: 0 for none)
-	entryInit  Early       // the init cloned (pid 0: none)
-	entryMem   childMem    // its memory
-	entryPlan  childPlan   // its first plan, as copied into entryMem
-	entryKeep  [6]uintptr  // the descriptors it keeps
-	entryMask  [2]uint64   // every signal, and the mask this process had
-	entryLimit unix.Rlimit // RLIMIT_NPROC
-	cgroupDir  = [...]byte{'/', 's', 'y', 's', '/', 'f', 's', '/', 'c', 'g', 'r', 'o', 'u', 'p', 0}
+	entrySP     uintptr     // the stack pointer at entry, given back to the runtime
+	entryG      [3]uintptr  // a g for entryStart's prologues: stack guard 0, never reached
+	entryTLS    [2]uintptr  // the thread pointer is &entryTLS[1]; entryTLS[0] points at entryG
+	entryTried  bool        // entryStart looked at the arguments: a run's
+	entryEnvSet bool        // entryEnv added GOMAXPROCS=1 to the environment
+	entryRoot   int32       // /sys/fs/cgroup, opened before the network namespace (+1: 0 for none)
+	entryInit   Early       // the init cloned (pid 0: none)
+	entryMem    childMem    // its memory
+	entryPlan   childPlan   // its first plan, as copied into entryMem
+	entryKeep   [6]uintptr  // the descriptors it keeps
+	entryMask   [2]uint64   // every signal, and the mask this process had
+	entryLimit  unix.Rlimit // RLIMIT_NPROC
+	cgroupDir   = [...]byte{'/', 's', 'y', 's', '/', 'f', 's', '/', 'c', 'g', 'r', 'o', 'u', 'p', 0}
 )
 
 // entryNprocFloor is the least RLIMIT_NPROC under which the entry clones
@@ -66,6 +68,15 @@ const firstPlanRoom = 16 << 10
 //go:norace
 //go:nocheckptr
 func entryStart(st *entryStack) {
+	entryClone(st)
+	entryEnv(unsafe.Pointer(st))
+}
+
+// entryClone is entryStart's clone of the init.
+//
+//go:norace
+//go:nocheckptr
+func entryClone(st *entryStack) {
 	n := int(st.argc)
 	if n < 2 || n > len(st.argv) || !WantsEarly(n-1, func(i int) string { return cString(st.argv[i+1]) }) {
 		return
@@ -144,6 +155,57 @@ func entryStart(st *entryStack) {
 	e.ignored = ignoredMask() // the init's too, which the runtime's handlers will not replace
 }
 
+// entryEnv gives the runtime GOMAXPROCS=1 in its environment, unless the
+// caller set GOMAXPROCS: the runtime then starts with the one P that
+// package oneproc sets (it starts a thread for a second meanwhile: 0.1 ms
+// of a /bin/true run, paired). The variable is put at the end of envp, the
+// words from argc to it moved down one (into room entry keeps free below
+// the stack pointer, which follows them, entrySP); envp's end and the
+// auxiliary vector stay where they are. EntryInit removes it from the
+// process's environment again. sp is the stack at the entry.
+//
+//go:norace
+//go:nocheckptr
+func entryEnv(sp unsafe.Pointer) {
+	const most = 1 << 22 // words of argv and envp looked at, at most
+	word := func(i int) *uintptr { return (*uintptr)(unsafe.Add(sp, 8*i)) }
+	argc := *word(0)
+	if argc >= most {
+		return
+	}
+	end := int(argc) + 2 // envp's first
+	for ; *word(end) != 0; end++ {
+		if end >= most || hasPrefix(*(**byte)(unsafe.Pointer(word(end))), &gomaxprocs1) {
+			return
+		}
+	}
+	for i := 0; i < end; i++ {
+		*word(i - 1) = *word(i)
+	}
+	*word(end - 1) = uintptr(unsafe.Pointer(&gomaxprocs1[0]))
+	entrySP -= 8
+	entryEnvSet = true
+}
+
+// gomaxprocs1 is the variable entryEnv adds; hasPrefix compares its name.
+var gomaxprocs1 = [...]byte{'G', 'O', 'M', 'A', 'X', 'P', 'R', 'O', 'C', 'S', '=', '1', 0}
+
+// hasPrefix reports whether the C string s starts with what v holds up to
+// its '='.
+//
+//go:nocheckptr
+func hasPrefix(s *byte, v *[13]byte) bool {
+	for i := 0; ; i++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(s), i))
+		if c != v[i] {
+			return false
+		}
+		if c == '=' {
+			return true
+		}
+	}
+}
+
 // cString is the NUL-terminated string at p, not copied.
 //
 //go:nocheckptr
@@ -161,6 +223,10 @@ func cString(p *byte) string {
 // run. When an init was wanted but could not be cloned there, the run
 // clones its own and reports why that failed.
 func EntryInit() (e *Early, tried bool) {
+	if entryEnvSet {
+		entryEnvSet = false
+		os.Unsetenv("GOMAXPROCS")
+	}
 	if !entryTried {
 		return nil, false
 	}

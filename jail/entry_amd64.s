@@ -23,10 +23,10 @@ TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
 	LEAQ	·entryG(SB), R14
 	XORPS	X15, X15
 	ANDQ	$~15, SP
-	SUBQ	$16, SP
+	SUBQ	$32, SP	// the two words below the stack pointer stay free (entryEnv)
 	MOVQ	·entrySP(SB), AX
 	MOVQ	AX, 0(SP)
 	CALL	·entryStart(SB)
-	MOVQ	·entrySP(SB), SP
+	MOVQ	·entrySP(SB), SP	// moved down a word when entryEnv added a variable
 runtime:
 	JMP	_rt0_amd64_linux(SB)

@@ -911,6 +911,38 @@ func TestClosedStdio(t *testing.T) {
 	}
 }
 
+// The entry puts GOMAXPROCS=1 at the end of the runtime's environment,
+// moving the stack's argument and environment words down one: gojail runs
+// with no environment at all, with a GOMAXPROCS of the caller's (left as
+// it is), and with more arguments than the entry reads for a run.
+func TestEntryEnvironment(t *testing.T) {
+	many := make([]string, 70000)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"no environment", []string{}, []string{"/bin/echo", "hi"}, "hi\n"},
+		{"the caller's GOMAXPROCS", []string{"GOMAXPROCS=2", "GOJAIL_REAP=1"}, []string{"/bin/echo", "hi"}, "hi\n"},
+		{"70,000 arguments", nil, append([]string{"/bin/sh", "-c", `echo $#`}, many...), "69999\n"},
+	} {
+		cmd := exec.Command(gojailBin, append([]string{"run", "--json", "--"}, tc.args...)...)
+		cmd.Env = tc.env
+		out, _ := cmd.Output()
+		var r jail.Result
+		if err := jsonUnmarshal(out, &r); err != nil {
+			t.Fatalf("%s: %v: %q", tc.name, err, out)
+		}
+		if r.Status != jail.StatusOK || r.Stdout != tc.want {
+			t.Errorf("%s: %s %q (error %q), want ok %q", tc.name, r.Status, r.Stdout, r.Error, tc.want)
+		}
+	}
+}
+
 // buildGojail builds the command with flags, skipping the test where
 // there is no toolchain to build it.
 func buildGojail(t *testing.T, flags ...string) string {
