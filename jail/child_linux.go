@@ -373,9 +373,10 @@ func childInit(c *childPlan) {
 		fd     uintptr
 		fsfd   uintptr
 		rootfd uintptr
-		treefd uintptr // the host's mount tree, a detached copy
-		oomfd  uintptr // this process's oom_score_adj
-		procfd uintptr // the jail's proc, made before the copy of the host's tree is unmounted
+		treefd uintptr       // the host's mount tree, a detached copy
+		oomfd  uintptr       // this process's oom_score_adj
+		procfd uintptr       // the jail's proc, made before the copy of the host's tree is unmounted
+		treeTs unix.Timespec // when the copy was unmounted, for --debug's mark
 		b      [1]byte
 		ws     uint32
 		i, j   int
@@ -463,25 +464,24 @@ func childInit(c *childPlan) {
 		goto fail
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
-	// Whether binds can be cloned from a detached tree (Linux 6.15): a
-	// clone of the tree's top, attached where the empty root goes next, so
-	// that the unmount below takes it away with the copy. Where they
-	// cannot, the copy stays until the root is built, as before.
+	// Whether binds can be cloned from a detached tree (Linux 6.15): a clone
+	// of the tree's /dev/null (a file: no mount below it, which the user
+	// namespace's locks would make a clone of a directory refuse), put over
+	// the copy's own, so that the unmount below takes it away with the
+	// copy. Where that fails, the copy stays until the root is built, as
+	// before.
 	step = stepHostTree
-	fd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, treefd, uintptr(unsafe.Pointer(&empty[0])), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-	if e1 == syscall.EINVAL {
-		syscall.RawSyscall(syscall.SYS_CLOSE, treefd, 0, 0)
-		treefd = 0
-		goto waitRelease
+	fd, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, treefd, uintptr(unsafe.Pointer(&devNull[1])), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if e1 == 0 {
+		_, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
+			atFDCWD, uintptr(unsafe.Pointer(&devNull[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	}
 	if e1 != 0 {
-		goto fail
+		syscall.RawSyscall(syscall.SYS_CLOSE, treefd, 0, 0)
+		treefd = noTree
+		goto waitRelease
 	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
-		atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	// The empty root: a read-only tmpfs.
 	step = stepPivotRoot
 	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
@@ -515,6 +515,7 @@ func childInit(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UMOUNT2, uintptr(unsafe.Pointer(&dotDir[0])), syscall.MNT_DETACH, 0); e1 != 0 {
 		goto fail
 	}
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&treeTs)), 0)
 
 waitRelease:
 	// Wait until the supervisor has written our uid/gid maps, completed our
@@ -532,6 +533,10 @@ waitRelease:
 		v = &c.vars
 	}
 	markAt(c, &v.marks, stepUnshare)
+	if treefd != noTree {
+		v.marks.ts = treeTs
+		markAt(c, &v.marks, stepHostTree)
+	}
 	mark(c, &v.marks, stepRelease)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.syncR), 0, 0)
 
@@ -562,7 +567,7 @@ waitRelease:
 	// Without the tree (an older kernel), the root is attached over the
 	// copy's /proc instead, built, and entered with pivot_root (below).
 	step = stepAttachRoot
-	if treefd == 0 {
+	if treefd == noTree {
 		if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, rootfd, uintptr(unsafe.Pointer(&empty[0])),
 			atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
 			goto fail
@@ -850,7 +855,7 @@ waitRelease:
 	}
 
 	mark(c, &v.marks, stepMoveMount)
-	if treefd == 0 {
+	if treefd == noTree {
 		// Enter the root and detach the host's: pivot_root(".", ".")
 		// stacks the old root on the new one (and moves pid 2's root too),
 		// and the lazy unmount removes it (pivot_root(2)).
@@ -1039,7 +1044,7 @@ func childProgram(c *childPlan) {
 	// period.
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
-	if c.treeFd != 0 {
+	if c.treeFd != noTree {
 		syscall.RawSyscall(syscall.SYS_CLOSE, c.treeFd, 0, 0)
 	}
 	// First what needs neither the cgroup nor the jail's user (an early
@@ -1574,7 +1579,7 @@ func sourceDir(path *byte, treefd, rootfd uintptr, how *openHow) uintptr {
 	switch {
 	case *path != '/':
 		return rootfd
-	case treefd == 0:
+	case treefd == noTree:
 		return atFDCWD
 	}
 	how.resolve |= unix.RESOLVE_IN_ROOT
@@ -1588,7 +1593,7 @@ func sourceDir(path *byte, treefd, rootfd uintptr, how *openHow) uintptr {
 //go:norace
 //go:nocheckptr
 func inTree(path *byte, treefd uintptr) *byte {
-	if *path != '/' || treefd == 0 {
+	if *path != '/' || treefd == noTree {
 		return path
 	}
 	for *path == '/' {
@@ -1620,6 +1625,10 @@ func bindFrom(fd, rootfd uintptr, path *byte) syscall.Errno {
 	return e1
 }
 
+// noTree is treefd's value where the kernel cannot clone binds from a
+// detached tree (childInit).
+const noTree = ^uintptr(0)
+
 // Constant C strings the child uses.
 var (
 	oomScoreAdj = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 's', 'e', 'l', 'f', '/', 'o', 'o', 'm', '_', 's', 'c', 'o', 'r', 'e', '_', 'a', 'd', 'j', 0}
@@ -1627,6 +1636,7 @@ var (
 	slash       = [2]byte{'/', 0}
 	dotDir      = [2]byte{'.', 0}
 	procDir     = [6]byte{'/', 'p', 'r', 'o', 'c', 0}
+	devNull     = [10]byte{'/', 'd', 'e', 'v', '/', 'n', 'u', 'l', 'l', 0}
 	modeKey     = [5]byte{'m', 'o', 'd', 'e', 0}
 	mode555     = [4]byte{'5', '5', '5', 0}
 	self        = [1]byte{'0'} // "this process", to a cgroup's tasks file

@@ -466,6 +466,7 @@ func (s *supervisor) record(e SeccompEvent) {
 // markWords say what the child had done at each of its marks (--debug).
 var markWords = map[Step]string{
 	stepUnshare:   "namespaces made (mount, ipc, uts, network)",
+	stepHostTree:  "the host's tree detached before the release",
 	stepRelease:   "released: its id maps written",
 	stepMoveMount: "root built (binds, /proc, /dev, tmpfs, files)",
 	stepCloseFds:  "in its root: host name set, pid 2 let in",

@@ -320,3 +320,17 @@ func execRefusing(fields []string) {
 	fmt.Fprintln(os.Stderr, "exec under a filter refusing system call", nr, ":", err)
 	os.Exit(3)
 }
+
+// kernelAtLeast reports whether the running kernel is major.minor or later.
+func kernelAtLeast(t *testing.T, major, minor int) bool {
+	t.Helper()
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var ma, mi int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
+		t.Fatalf("kernel release %q: %v", unix.ByteSliceToString(u.Release[:]), err)
+	}
+	return ma > major || ma == major && mi >= minor
+}

@@ -995,6 +995,11 @@ func TestEarlyInit(t *testing.T) {
 		if got := strings.Contains(debug, "made by an init cloned at the process's entry"); got != tc.early {
 			t.Errorf("%q: early init adopted %v, want %v\n%s", tc.flags, got, tc.early, debug)
 		}
+		// From Linux 6.15 (binds cloned from a detached tree), every init
+		// detaches the host's tree before its release.
+		if kernelAtLeast(t, 6, 15) && !strings.Contains(debug, "child: the host's tree detached before the release") {
+			t.Errorf("%q: the host's tree was not detached before the release\n%s", tc.flags, debug)
+		}
 	}
 }
 
