@@ -545,25 +545,10 @@ waitRelease:
 	// that pid 2, cloned below, starts in it. Nothing is below it but that
 	// empty file system: ".." from the root is the root, and no process of
 	// the jail has another root or any descriptor outside it.
-	step = stepRootFS
-	fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0)
-	if e1 != 0 {
+	if rootfd, _, e1 = newMount(&tmpfsName[0], c.rootOpts, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); e1 != 0 {
+		step = stepRootFS
 		goto fail
 	}
-	for j = range c.rootOpts {
-		if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
-			uintptr(unsafe.Pointer(c.rootOpts[j].key)), uintptr(unsafe.Pointer(c.rootOpts[j].val)), 0, 0); e1 != 0 {
-			goto fail
-		}
-	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	rootfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
-	if e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
 	// Without the tree (an older kernel), the root is attached over the
 	// copy's /proc instead, built, and entered with pivot_root (below).
 	step = stepAttachRoot
@@ -805,27 +790,9 @@ waitRelease:
 					break
 				}
 			}
-			step = stepFsopen
-			fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(op.src)), unix.FSOPEN_CLOEXEC, 0)
-			if e1 != 0 {
+			if fd, step, e1 = newMount(op.src, op.opts, uintptr(op.attr)); e1 != 0 {
 				goto failOp
 			}
-			step = stepFsconfig
-			for j = range op.opts {
-				if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
-					uintptr(unsafe.Pointer(op.opts[j].key)), uintptr(unsafe.Pointer(op.opts[j].val)), 0, 0); e1 != 0 {
-					goto failOp
-				}
-			}
-			if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
-				goto failOp
-			}
-			step = stepFsmount
-			fd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, uintptr(op.attr))
-			if e1 != 0 {
-				goto failOp
-			}
-			syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
 			step = stepMountPoint
 			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0); e1 != 0 && e1 != syscall.EEXIST {
 				goto failOp
@@ -1623,6 +1590,37 @@ func bindFrom(fd, rootfd uintptr, path *byte) syscall.Errno {
 		rootfd, uintptr(unsafe.Pointer(path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, tree, 0, 0)
 	return e1
+}
+
+// newMount makes a file system of type typ with the options opts and
+// returns a detached mount of it with the attributes attr (fsopen,
+// fsconfig, fsmount), or the step that failed.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func newMount(typ *byte, opts []fsOpt, attr uintptr) (uintptr, Step, syscall.Errno) {
+	fsfd, _, e1 := syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(typ)), unix.FSOPEN_CLOEXEC, 0)
+	if e1 != 0 {
+		return 0, stepFsopen, e1
+	}
+	for j := range opts {
+		if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
+			uintptr(unsafe.Pointer(opts[j].key)), uintptr(unsafe.Pointer(opts[j].val)), 0, 0); e1 != 0 {
+			syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+			return 0, stepFsconfig, e1
+		}
+	}
+	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
+		syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+		return 0, stepFsconfig, e1
+	}
+	fd, _, e1 := syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, attr)
+	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
+	if e1 != 0 {
+		return 0, stepFsmount, e1
+	}
+	return fd, stepFsmount, 0
 }
 
 // noTree is treefd's value where the kernel cannot clone binds from a
