@@ -14,10 +14,10 @@ import (
 // EntrySymbol is the entry point the gojail command is linked with (go
 // build -ldflags "-E ..."): entry, which clones a run's init before the Go
 // runtime starts. The init then makes its namespaces (the network one
-// alone some 0.5 ms) while the runtime and the packages start, the 1.4 ms
-// after the execve that StartEarly, called from the first package
-// initialisation that can, came only after. The command adopts it
-// (EntryInit); a build without the flag starts its init with StartEarly.
+// alone some 0.5 ms) while the runtime and the packages start; StartEarly,
+// called from the first package initialisation that can, comes some 1.4
+// ms after the execve. The command adopts the init (EntryInit); a build
+// without the flag starts its init with StartEarly.
 const EntrySymbol = "github.com/gojail/gojail/jail.entry"
 
 // entry is the process's entry point; in entry_amd64.s.
@@ -58,12 +58,12 @@ const entryNprocFloor = 128
 // which allocates to count.
 const firstPlanRoom = 16 << 10
 
-// entryStart clones a run's init, as StartEarly does, for a process whose
-// arguments ask for a run (WantsEarly). It runs before the Go runtime
-// starts: it may allocate nothing, call nothing of the runtime, and make
-// only raw system calls; it uses only variables that no code initialises.
-// Whatever fails, it undoes what it did and leaves the run to its own
-// init.
+// entryStart runs before the Go runtime starts: it clones a run's init, as
+// StartEarly does, for a process whose arguments ask for a run
+// (entryClone), and gives the runtime one P (entryEnv). It may allocate
+// nothing, call nothing of the runtime, and make only raw system calls; it
+// uses only variables that no code initialises. Whatever fails, it undoes
+// what it did and leaves the run to its own init.
 //
 //go:norace
 //go:nocheckptr
@@ -157,8 +157,8 @@ func entryClone(st *entryStack) {
 
 // entryEnv gives the runtime GOMAXPROCS=1 in its environment, unless the
 // caller set GOMAXPROCS: the runtime then starts with the one P that
-// package oneproc sets (it starts a thread for a second meanwhile: 0.1 ms
-// of a /bin/true run, paired). The variable is put at the end of envp, the
+// package oneproc sets, where it would otherwise start a thread for a
+// second one meanwhile (0.1 ms of a /bin/true run, paired). The variable is put at the end of envp, the
 // words from argc to it moved down one (into room entry keeps free below
 // the stack pointer, which follows them, entrySP); envp's end and the
 // auxiliary vector stay where they are. EntryInit removes it from the
@@ -218,10 +218,10 @@ func cString(p *byte) string {
 }
 
 // EntryInit is the init the process's entry cloned, or nil; tried says
-// whether the entry looked at the arguments: false in a build without the
-// entry (StartEarly is then the way), and for a command that is not a
-// run. When an init was wanted but could not be cloned there, the run
-// clones its own and reports why that failed.
+// whether the entry tried: false in a build without the entry, for a
+// command that is not a run, and under a low RLIMIT_NPROC
+// (entryNprocFloor), where StartEarly is the way. When the entry's clone
+// failed, the run clones its own and reports why that failed.
 func EntryInit() (e *Early, tried bool) {
 	if entryEnvSet {
 		entryEnvSet = false
