@@ -371,7 +371,6 @@ func childInit(c *childPlan) {
 		r1     uintptr
 		e1     syscall.Errno
 		fd     uintptr
-		fsfd   uintptr
 		rootfd uintptr
 		treefd uintptr       // the host's mount tree, a detached copy
 		oomfd  uintptr       // this process's oom_score_adj
@@ -452,18 +451,10 @@ func childInit(c *childPlan) {
 	// proc only where one is already fully visible (mount_too_revealing),
 	// and once the copy is gone there is none. It is attached in the root
 	// (opProc).
-	step = stepProc
-	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&procDir[1])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
+	if procfd, _, e1 = newMount(&procDir[1], nil, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); e1 != 0 {
+		step = stepProc
 		goto fail
 	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	procfd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-	if e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
 	// Whether binds can be cloned from a detached tree (Linux 6.15): a clone
 	// of the tree's /dev/null (a file: no mount below it, which the user
 	// namespace's locks would make a clone of a directory refuse), put over
@@ -484,21 +475,9 @@ func childInit(c *childPlan) {
 	}
 	// The empty root: a read-only tmpfs.
 	step = stepPivotRoot
-	if fsfd, _, e1 = syscall.RawSyscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(&tmpfsName[0])), unix.FSOPEN_CLOEXEC, 0); e1 != 0 {
+	if fd, _, e1 = newMount(&tmpfsName[0], []fsOpt{{&modeKey[0], &mode555[0]}}, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); e1 != 0 {
 		goto fail
 	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_SET_STRING,
-		uintptr(unsafe.Pointer(&modeKey[0])), uintptr(unsafe.Pointer(&mode555[0])), 0, 0); e1 != 0 {
-		goto fail
-	}
-	if _, _, e1 = syscall.RawSyscall6(unix.SYS_FSCONFIG, fsfd, unix.FSCONFIG_CMD_CREATE, 0, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	fd, _, e1 = syscall.RawSyscall(unix.SYS_FSMOUNT, fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-	if e1 != 0 {
-		goto fail
-	}
-	syscall.RawSyscall(syscall.SYS_CLOSE, fsfd, 0, 0)
 	if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
 		atFDCWD, uintptr(unsafe.Pointer(&procDir[0])), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
 		goto fail

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -148,11 +149,7 @@ func (e *Early) firstPlan(c *childPlan) (keep [6]uintptr) {
 	for i, fd := range p.childEnds() {
 		keep[i] = uintptr(fd)
 	}
-	for i := 1; i < len(keep); i++ { // sorted, by insertion
-		for j := i; j > 0 && keep[j] < keep[j-1]; j-- {
-			keep[j], keep[j-1] = keep[j-1], keep[j]
-		}
-	}
+	slices.Sort(keep[:])
 	return keep
 }
 
