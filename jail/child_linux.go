@@ -125,6 +125,12 @@ type childPlan struct {
 
 	vars initVars // the init's own variables (childInit)
 
+	// cpus is the CPU affinity of the process that cloned an early init
+	// (cpusLen bytes of it; 0: none kept), which the init takes back once
+	// released, before it clones pid 2 (spread).
+	cpus    [16]uint64
+	cpusLen uintptr
+
 	// An early init (StartEarly) is cloned with a first plan that covers
 	// its namespaces and descriptors; the supervisor writes the run's
 	// plan into the same memory once it knows the run, and points next at
@@ -505,6 +511,9 @@ waitRelease:
 	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
 	if e1 != 0 || r1 != 1 || b[0] != 'r' {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
+	}
+	if c.cpusLen != 0 {
+		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))
 	}
 	if c.next != nil { // an early init: the run's plan from here on
 		c.next.vars.marks.ts = v.marks.ts

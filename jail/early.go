@@ -123,6 +123,7 @@ func StartEarly() (*Early, error) {
 		}
 		return nil, err
 	}
+	spread(pid, cp)
 	e.pid, e.cp, e.mem = pid, cp, mem
 	ends := p.childEnds()
 	closeFds(ends[:]) // the init's now; the numbers stay, for its plan
@@ -132,7 +133,7 @@ func StartEarly() (*Early, error) {
 // firstPlan writes into c an early init's first plan: its namespaces and
 // descriptors, and the pidfd's place, e.pidfd. It returns the descriptors
 // the init keeps, sorted, for c.keepFds. It allocates nothing
-// (entryStart).
+// (entryStart). It keeps this process's CPU affinity for the init (spread).
 //
 //go:norace
 func (e *Early) firstPlan(c *childPlan) (keep [6]uintptr) {
@@ -143,6 +144,9 @@ func (e *Early) firstPlan(c *childPlan) (keep [6]uintptr) {
 		pidfd:      uint64(uintptr(unsafe.Pointer(&e.pidfd))),
 	}
 	c.unshareFlags = earlyNamespaces
+	if n, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(c.cpus), uintptr(unsafe.Pointer(&c.cpus[0]))); e == 0 {
+		c.cpusLen = n // spread
+	}
 	c.syncR, c.reportW, c.ctlR = p.syncR, p.reportW, p.ctlR
 	c.stdio = [3]int{-1, p.stdoutW, p.stderrW}
 	c.notifySock = p.sockC

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1093,4 +1094,65 @@ func TestUTCBeforeTime(t *testing.T) {
 	if utcAt < 0 || timeAt < 0 || utcAt > timeAt {
 		t.Fatalf("package utc initialised at line %d, time at %d (-1: not at all), want utc first:\n%s", utcAt, timeAt, out)
 	}
+}
+
+// The program runs on the CPUs its caller may use, no fewer: the init is
+// moved off the caller's CPU until its release (jail.spread) and takes the
+// caller's set back before pid 2 is cloned. Checked for a caller on every
+// CPU and for one held to each single CPU, with the entry's init and with
+// the one a build without the entry starts.
+func TestCPUAffinityKept(t *testing.T) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	if all.Count() < 2 {
+		t.Skip("one CPU to run on: the init has no other to be moved to")
+	}
+	sets := []unix.CPUSet{all}
+	for cpu := 0; cpu < 1024 && len(sets) < 3; cpu++ {
+		if all.IsSet(cpu) {
+			var one unix.CPUSet
+			one.Set(cpu)
+			sets = append(sets, one)
+		}
+	}
+	check := func(t *testing.T, bin string) {
+		for _, set := range sets {
+			host := onCPUs(t, set, "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
+			out := onCPUs(t, set, bin, "run", "--", "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
+			if !strings.HasPrefix(host, "Cpus_allowed_list:") || out != host {
+				t.Errorf("caller on %q: the program's %q, want %q", strings.TrimSpace(host), strings.TrimSpace(out), strings.TrimSpace(host))
+			}
+		}
+	}
+	t.Run("entry", func(t *testing.T) { check(t, gojailBin) })
+	t.Run("without-entry", func(t *testing.T) { check(t, buildGojail(t)) })
+}
+
+// onCPUs runs a command from a thread held to set and returns its output
+// (the command inherits the thread's affinity).
+func onCPUs(t *testing.T, set unix.CPUSet, name string, args ...string) string {
+	t.Helper()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		// The thread is left locked, and so ends with the goroutine: its
+		// affinity is not given back to the runtime's other goroutines.
+		runtime.LockOSThread()
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			done <- result{nil, err}
+			return
+		}
+		out, err := exec.Command(name, args...).Output()
+		done <- result{out, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("%s %q: %v\n%s", name, args, r.err, r.out)
+	}
+	return string(r.out)
 }
