@@ -45,6 +45,7 @@ var (
 	entryKeep   [6]uintptr  // the descriptors it keeps
 	entryMask   [2]uint64   // every signal, and the mask this process had
 	entryLimit  unix.Rlimit // RLIMIT_NPROC
+	entrySlack  uintptr     // the main thread's timer slack before entrySlow (0: not changed)
 	cgroupDir   = [...]byte{'/', 's', 'y', 's', '/', 'f', 's', '/', 'c', 'g', 'r', 'o', 'u', 'p', 0}
 )
 
@@ -154,6 +155,31 @@ func entryClone(st *entryStack) {
 	e.pidfd = int32(above2(int(e.pidfd)))
 	e.pid, e.cp, e.mem = int(pid), cp, m
 	e.ignored = ignoredMask() // the init's too, which the runtime's handlers will not replace
+	entrySlow()
+}
+
+// StartSlack is the timer slack, in ns, the entry gives the main thread
+// of a run's process for the runtime's start (entrySlow).
+const StartSlack = 10_000_000
+
+// entrySlow gives this thread a timer slack of StartSlack, which the
+// threads it starts inherit: the runtime's monitor (sysmon), which it
+// starts first, sleeps 20 µs at a time while a P is busy, the first 50
+// times, and with it the whole time the supervisor starts and a short run
+// lasts: each wake a context switch on a CPU the supervisor or the jail's
+// init is using. EntryInit gives the main thread back the caller's slack
+// (entrySlack); a thread that waits for a run's deadline takes it too
+// (netPoll.poll). The init, cloned before, keeps the caller's.
+//
+//go:norace
+func entrySlow() {
+	r, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	if e != 0 || int(r) <= 0 {
+		return
+	}
+	if _, _, e = syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, StartSlack, 0); e == 0 {
+		entrySlack = r
+	}
 }
 
 // entryEnv gives the runtime GOMAXPROCS=1 in its environment, unless the
@@ -227,6 +253,9 @@ func EntryInit() (e *Early, tried bool) {
 	if entryEnvSet {
 		entryEnvSet = false
 		os.Unsetenv("GOMAXPROCS")
+	}
+	if entrySlack != 0 { // on the main thread: package initialisation keeps it there
+		syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, entrySlack, 0)
 	}
 	if !entryTried {
 		return nil, false

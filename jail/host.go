@@ -128,10 +128,14 @@ var lastCap = sync.OnceValue(func() int {
 })
 
 // callerSlack is the timer slack of the process's main thread, read as the
-// package initialises (on that thread): the caller's, which a jail's
-// program gets (a thread of this process may have another, see package
-// oneproc of the gojail command). 0 if it cannot be read.
+// package initialises (on that thread), or the one it had before the
+// entry's StartSlack (entrySlack): the caller's, which a jail's program
+// gets (a thread of this process may have another: the entry's, or one
+// package oneproc of the gojail command gives). 0 if it cannot be read.
 var callerSlack = func() uintptr {
+	if entrySlack != 0 {
+		return entrySlack
+	}
 	r, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
 	if e != 0 || int(r) < 0 {
 		return 0

@@ -90,6 +90,12 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 		// A deadline already passed ends Read before it looks at all.
 		np.wait(0)
 	} else {
+		// The thread that parks here waits for the deadline in the
+		// runtime's poller: with the caller's slack, not the entry's
+		// StartSlack, which a thread the runtime started may have.
+		if timeout != nil && callerSlack != 0 {
+			syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, callerSlack, 0)
+		}
 		np.f.SetReadDeadline(deadline)
 		err := np.rc.Read(np.wait)
 		if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -59,5 +60,35 @@ func TestNetPoll(t *testing.T) {
 	np.close()
 	if _, err := wait(time.Millisecond); err == nil {
 		t.Fatal("poll after close: no error")
+	}
+}
+
+// A thread that waits in poll for a deadline does so with the caller's
+// timer slack, whatever it had: a thread the runtime started from the
+// entry's main thread has StartSlack.
+func TestNetPollSlack(t *testing.T) {
+	if callerSlack == 0 || callerSlack == StartSlack {
+		t.Skipf("the main thread's slack (%d) cannot tell the two apart", callerSlack)
+	}
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, callerSlack, 0)
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, StartSlack, 0); e != 0 {
+		t.Fatal(e)
+	}
+	var np netPoll
+	defer np.close()
+	ts := unix.NsecToTimespec(time.Millisecond.Nanoseconds())
+	if err := np.poll([]unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}, &ts); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0); got != callerSlack {
+		t.Fatalf("the thread waited with a timer slack of %d ns, want the caller's, %d", got, callerSlack)
 	}
 }

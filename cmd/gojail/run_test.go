@@ -1004,31 +1004,54 @@ func TestEarlyInit(t *testing.T) {
 	}
 }
 
-// As root, the runtime's monitor thread (the first it starts, the first
-// thread id after the main thread's) sleeps with a timer slack of 250 µs
-// (package oneproc). Rootless, another thread's slack cannot be set
-// (CAP_SYS_NICE).
+// The runtime's monitor thread (the first it starts, the first thread id
+// after the main thread's) sleeps with a timer slack of its own: in a run,
+// the 10 ms the entry gives the main thread while the runtime starts it
+// (jail.StartSlack), root or not; in another command, as root, 250 µs
+// (package oneproc; rootless, another thread's slack cannot be set). The
+// main thread has the caller's again. Root only: another process's slack
+// cannot be read without CAP_SYS_NICE.
 func TestMonitorSlack(t *testing.T) {
 	if !isRoot() {
-		t.Skip("rootless: the slack is not set (that takes CAP_SYS_NICE), and another process's cannot be read")
+		t.Skip("rootless: another process's timer slack cannot be read (that takes CAP_SYS_NICE)")
 	}
-	cmd := exec.Command(gojailBin, "run", "--policy", "exec", "--", "/bin/sleep", "0.5")
+	own, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"run", "--policy", "exec", "--", "/bin/sleep", "0.5"}, jail.StartSlack},
+		{[]string{"batch", "--policy", "exec"}, 250000},
+	} {
+		main, mon, all := threadSlacks(t, tc.args)
+		if mon != strconv.Itoa(tc.want) {
+			t.Errorf("%s: the monitor thread's timer slack %s, want %d (all: %s)", tc.args[0], mon, tc.want, all)
+		}
+		if main != strconv.Itoa(int(own)) {
+			t.Errorf("%s: the main thread's timer slack %s, want the caller's, %d (all: %s)", tc.args[0], main, own, all)
+		}
+	}
+}
+
+// threadSlacks starts gojail with args, waits until its runtime has started
+// the monitor and more (a run's init is there too), and returns the main
+// thread's and the monitor's timer slack, and every thread's.
+func threadSlacks(t *testing.T, args []string) (main, mon, all string) {
+	t.Helper()
+	cmd := exec.Command(gojailBin, args...)
+	stdin, err := cmd.StdinPipe() // batch waits on it; closed at the end
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	track(cmd)
 	defer cmd.Wait()
+	defer stdin.Close()
 	pid := cmd.Process.Pid
 	var tids []int
 	waitFor(t, func() bool {
-		// Past the packages' initialisation, package oneproc's among them:
-		// the jail's init, which a later one clones, is there.
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		if os.IsNotExist(err) { // a kernel without CONFIG_PROC_CHILDREN
-			time.Sleep(100 * time.Millisecond)
-		} else if len(strings.TrimSpace(string(b))) == 0 {
-			return false
-		}
 		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		tids = tids[:0]
 		for _, e := range ents {
@@ -1038,6 +1061,7 @@ func TestMonitorSlack(t *testing.T) {
 		}
 		return len(tids) > 2
 	})
+	time.Sleep(100 * time.Millisecond) // past the packages' initialisation
 	// The first id after the main thread's, in the order ids are handed
 	// out (wrapping around at pid_max).
 	slices.SortFunc(tids, func(a, b int) int {
@@ -1060,17 +1084,50 @@ func TestMonitorSlack(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	main, mon := slack(pid), slack(monitor)
-	if mon != "250000" {
-		all := ""
-		for _, tid := range tids {
-			all += fmt.Sprintf(" %d:%s", tid, slack(tid))
+	for _, tid := range tids {
+		all += fmt.Sprintf(" %d:%s", tid, slack(tid))
+	}
+	return slack(pid), slack(monitor), all
+}
+
+// A run's program has its caller's timer slack (that of the thread that
+// started gojail), not the entry's StartSlack, which the main thread has
+// while the runtime starts: root or not, with the entry and without.
+func TestRunProgramTimerSlack(t *testing.T) {
+	const slack = 123457
+	check := func(t *testing.T, bin string) {
+		out := withSlack(t, slack, bin, "run", "--", "/bin/cat", "/proc/self/timerslack_ns")
+		if strings.TrimSpace(out) != strconv.Itoa(slack) {
+			t.Errorf("the program's timer slack %q, want the caller's, %d", strings.TrimSpace(out), slack)
 		}
-		t.Errorf("monitor thread %d: timer slack %s, want 250000 (main thread %d: %s; all:%s)", monitor, mon, pid, main, all)
 	}
-	if main == "250000" {
-		t.Logf("the main thread was started with a slack of 250 µs too")
+	t.Run("entry", func(t *testing.T) { check(t, gojailBin) })
+	t.Run("without-entry", func(t *testing.T) { check(t, buildGojail(t)) })
+}
+
+// withSlack runs a command from a thread with the timer slack ns, and
+// returns its output.
+func withSlack(t *testing.T, ns uintptr, name string, args ...string) string {
+	t.Helper()
+	type result struct {
+		out []byte
+		err error
 	}
+	done := make(chan result)
+	go func() {
+		runtime.LockOSThread() // left locked: the thread ends with the goroutine
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, ns, 0); e != 0 {
+			done <- result{nil, e}
+			return
+		}
+		out, err := exec.Command(name, args...).Output()
+		done <- result{out, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("%s %q: %v\n%s", name, args, r.err, r.out)
+	}
+	return string(r.out)
 }
 
 // gojail initialises package utc (which keeps BurntSushi/toml from reading

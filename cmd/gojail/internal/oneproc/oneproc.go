@@ -17,7 +17,9 @@
 // around). Setting another thread's slack takes CAP_SYS_NICE: root's runs
 // only. A thread the monitor starts inherits the slack, and so would a
 // process cloned from it: a jail's init sets its own back to the main
-// thread's (jail.callerSlack).
+// thread's (jail.callerSlack). A run's process does without it: its entry
+// gives the main thread a slack of 10 ms while the runtime starts the
+// monitor (jail.StartSlack), root or not, and the monitor keeps it.
 package oneproc
 
 import (
@@ -32,8 +34,20 @@ import (
 // may come that much later).
 const monitorSlack = "250000"
 
+// entryStartSlack is jail.StartSlack, which this package cannot import
+// (TestMonitorSlack checks both ways), and prGetTimerslack PR_GET_TIMERSLACK.
+const (
+	entryStartSlack = 10_000_000
+	prGetTimerslack = 30
+)
+
 func init() {
 	runtime.GOMAXPROCS(1)
+	// A run's process whose entry gave the main thread jail.StartSlack
+	// started the monitor with it.
+	if slack, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerslack, 0, 0); slack == entryStartSlack {
+		return
+	}
 	if syscall.Geteuid() == 0 {
 		if tid := monitorThread(); tid != "" {
 			slackOf(tid, monitorSlack)
