@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -124,6 +125,19 @@ type childPlan struct {
 	cmsgFd     int
 
 	vars initVars // the init's own variables (childInit)
+
+	// An early init makes the run's cgroup directories (v1) while it waits
+	// for its release, when the supervisor asks with a 'c' on the release
+	// pipe (Early.askCgroup): cgRoot is its descriptor of /sys/fs/cgroup,
+	// plus one (0: none), cgPath the directories below it, NUL-terminated; cgErr
+	// each mkdirat's errno, and cgDone (a futex, the mapping shared with
+	// the supervisor) 1 once they are made. Released, it leaves them to
+	// the supervisor (Spec.Made); at EOF it removes them.
+	cgRoot  int
+	cgCount int
+	cgPath  [3][cgPathMax]byte
+	cgErr   [3]int32
+	cgDone  uint32
 
 	// cpus is the CPU affinity of the process that cloned an early init
 	// (cpusLen bytes of it; 0: none kept), which the init takes back once
@@ -268,6 +282,30 @@ func (m *childMem) readyClone(cp *childPlan) uintptr {
 	cp.cloneArgs.stack, cp.cloneArgs.stackSize = m.stack()
 	entry := childInit
 	return **(**uintptr)(unsafe.Pointer(&entry))
+}
+
+// cgPathMax bounds a cgroup directory's path an early init makes.
+const cgPathMax = 256
+
+// cgroupDirs makes the cgroup directories an early init was asked for
+// (make), or removes those it made (the supervisor gave up: the run never
+// took them). Raw system calls only.
+//
+//go:norace
+//go:nosplit
+func cgroupDirs(c *childPlan, make bool) {
+	for i := 0; i < c.cgCount && i < len(c.cgPath); i++ {
+		if make {
+			_, _, e := syscall.RawSyscall(syscall.SYS_MKDIRAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(&c.cgPath[i][0])), 0o755)
+			atomic.StoreInt32(&c.cgErr[i], int32(e))
+		} else if atomic.LoadUint32(&c.cgDone) == 1 && c.cgErr[i] == 0 {
+			syscall.RawSyscall(syscall.SYS_UNLINKAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(&c.cgPath[i][0])), unix.AT_REMOVEDIR)
+		}
+	}
+	if make {
+		atomic.StoreUint32(&c.cgDone, 1)
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgDone)), futexWake, 1, 0, 0, 0)
+	}
 }
 
 // raiseOOMFloor, as root, sets this process's oom_score_adj to 1000 until
@@ -508,9 +546,19 @@ waitRelease:
 	// after, to pid 2, which waits for it: lateJoin): nothing of the jail
 	// runs before it is in its limits.
 	step = stepRelease
-	r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
-	if e1 != 0 || r1 != 1 || b[0] != 'r' {
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
+	for {
+		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
+		if e1 != 0 || r1 != 1 || b[0] != 'r' && b[0] != 'c' {
+			cgroupDirs(c, false)
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
+		}
+		if b[0] == 'r' {
+			break
+		}
+		cgroupDirs(c, true)
+	}
+	if c.cgRoot > 0 {
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.cgRoot-1), 0, 0)
 	}
 	if c.cpusLen != 0 {
 		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))
@@ -1641,6 +1689,8 @@ const (
 	goAheadSpins     = 4096         // pid 2's spin for goAhead before its futex wait: some 20-100 µs
 	futexWaitPrivate = 128          // FUTEX_WAIT|FUTEX_PRIVATE_FLAG: pid 2 shares the init's memory
 	futexWakePrivate = 129          // FUTEX_WAKE|FUTEX_PRIVATE_FLAG
+	futexWait        = 0            // FUTEX_WAIT, on memory shared with another process (cgDone)
+	futexWake        = 1            // FUTEX_WAKE
 	atFDCWD          = ^uintptr(99) // AT_FDCWD, -100, as a system call argument
 	sigBlock         = 0            // SIG_BLOCK
 	sigSetmask       = 2            // SIG_SETMASK

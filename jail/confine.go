@@ -17,7 +17,11 @@ import (
 // weaker, and in --debug why.
 func (s *supervisor) cgroup() error {
 	l := &s.p.Limits
-	cg, err := limits.New(limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone})
+	spec := limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone}
+	if spec.Name, spec.Made = s.early.cgroupMade(); len(spec.Made) > 0 {
+		s.log("cgroup: %d of its directories made by the init before its release", len(spec.Made))
+	}
+	cg, err := limits.New(spec)
 	var no *limits.ErrNoCgroup
 	switch {
 	case err == nil:

@@ -42,7 +42,7 @@ var (
 	entryInit   Early       // the init cloned (pid 0: none)
 	entryMem    childMem    // its memory
 	entryPlan   childPlan   // its first plan, as copied into entryMem
-	entryKeep   [6]uintptr  // the descriptors it keeps
+	entryKeep   [7]uintptr  // the descriptors it keeps
 	entryMask   [2]uint64   // every signal, and the mask this process had
 	entryLimit  unix.Rlimit // RLIMIT_NPROC
 	entrySlack  uintptr     // the main thread's timer slack before entrySlow (0: not changed)
@@ -105,7 +105,7 @@ func entryClone(st *entryStack) {
 		return
 	}
 	c := &entryPlan
-	entryKeep = e.firstPlan(c)
+	entryKeep = e.firstPlan(c, int(entryRoot)-1)
 	c.keepFds = entryKeep[:]
 	m := &entryMem
 	if errno = m.mapRoom(firstPlanRoom + earlyRoom); errno != 0 {
@@ -269,6 +269,7 @@ func EntryInit() (e *Early, tried bool) {
 	e = new(Early)
 	*e = entryInit
 	e.atEntry = true
+	e.askCgroup()
 	return e, true
 }
 

@@ -11,7 +11,7 @@ import (
 func TestFirstPlanRoom(t *testing.T) {
 	var e Early
 	c := new(childPlan)
-	keep := e.firstPlan(c)
+	keep := e.firstPlan(c, 3)
 	c.keepFds = keep[:]
 	var sizing childMem
 	sizing.off = pageSize + childStack + pageSize + pid2Stack + fakeGSize + tlsSize // as mapRoom leaves it, or more

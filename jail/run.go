@@ -153,6 +153,7 @@ type supervisor struct {
 	prog      []unix.SockFilter // the seccomp filter the plan points to
 	fds       []int             // to close when the run ends
 	cg        limits.Cgroup     // nil when no cgroup could be used
+	early     *Early            // the early init adopted, nil for none
 	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
 	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
@@ -227,6 +228,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	}
 	s.plan = plan
 	e := s.adopt()
+	s.early = e
 	if e != nil {
 		defer e.mem.free() // this process's view of the init's memory
 	}

@@ -46,6 +46,16 @@ func root() (int, error) {
 // caller about to make a network namespace calls it first.
 func OpenRoot() { root() }
 
+// RootFd is the descriptor of /sys/fs/cgroup, opened if not yet; -1 if it
+// cannot be.
+func RootFd() int {
+	fd, err := root()
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
 // UseRoot gives the descriptor of /sys/fs/cgroup opened before this
 // package could (an O_PATH directory): kept if none is yet, else closed.
 func UseRoot(fd int) {

@@ -63,6 +63,10 @@ type Spec struct {
 	// socket buffers v1 counts only when they have a limit of their own
 	// (v2 counts them in the memory).
 	TCP bool
+	// Name and Made: the run's name and those of its directories already
+	// made for it (EarlyDirs), which New takes as its own.
+	Name string
+	Made []string
 }
 
 // Usage is what a cgroup measured.
@@ -102,7 +106,10 @@ func New(spec Spec) (Cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := runName()
+	name := spec.Name
+	if name == "" {
+		name = runName()
+	}
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, &ErrNoCgroup{fmt.Sprintf("read /proc/self/cgroup: %v", err)}
@@ -111,6 +118,36 @@ func New(spec Spec) (Cgroup, error) {
 		return newV2(mount, own, name, spec)
 	}
 	return newV1(own, name, spec)
+}
+
+// EarlyDirs names a run's cgroup directories on v1 before the run is
+// known, for another process to make (a jail's init, while it waits for
+// its release): the run's name, and the directories of the hierarchies
+// every run uses (not cpu, which a quota alone needs), as paths relative
+// to RootFd's directory and as New's; none on v2, or without a hierarchy.
+// New takes those made (Spec.Name, Spec.Made).
+func EarlyDirs() (name string, rel, abs []string) {
+	if mount, err := unifiedMount(); err != nil || mount != "" || RootFd() < 0 {
+		return "", nil, nil
+	}
+	own, err := ownCgroups()
+	if err != nil {
+		return "", nil, nil
+	}
+	name = runName()
+	for _, ctrl := range v1Controllers {
+		if ctrl == "cpu" {
+			continue
+		}
+		path, ok := own[ctrl]
+		if !ok {
+			return "", nil, nil
+		}
+		dir := filepath.Join(cgroupMount, ctrl, path, "gojail", name)
+		abs = append(abs, dir)
+		rel = append(rel, strings.TrimPrefix(dir, cgroupMount+"/"))
+	}
+	return name, rel, abs
 }
 
 // V2 reports whether a run's cgroup would be a v2 one (false for v1, and

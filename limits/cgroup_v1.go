@@ -35,8 +35,18 @@ var v1Swept = []string{"memory", "pids", "cpuacct", "freezer", "cpu"}
 
 func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 	cg := &v1{dirs: map[string]string{}, own: own}
+	// Directories made for the run already are its own from the start, so
+	// that a failure below removes them too.
+	for ctrl, path := range own {
+		if dir := filepath.Join(cgroupMount, ctrl, path, "gojail", name); slices.Contains(spec.Made, dir) {
+			cg.dirs[ctrl] = dir
+		}
+	}
 	for _, ctrl := range v1Controllers {
 		if ctrl == "cpu" && spec.CPUs == 0 {
+			continue
+		}
+		if _, made := cg.dirs[ctrl]; made {
 			continue
 		}
 		path, ok := own[ctrl]

@@ -1213,3 +1213,31 @@ func onCPUs(t *testing.T, set unix.CPUSet, name string, args ...string) string {
 	}
 	return string(r.out)
 }
+
+// On cgroup v1 the init cloned at the entry makes the run's cgroup
+// directories while it waits for its release, and the run takes them; a
+// run that discards the init (its policy file wants the host's network),
+// or that never starts (invalid input), leaves none of them behind: the
+// init removes what it made when its release pipe reads EOF.
+func TestEarlyCgroupDirs(t *testing.T) {
+	if probe := gojail(t, "--", "/bin/true"); !strings.HasPrefix(probe.res.Enforced["memory"], "cgroup-v1") {
+		t.Skipf("the init makes cgroup v1 directories only (enforced memory: %q)", probe.res.Enforced["memory"])
+	}
+	r, debug := gojailDebug(t, "--", "/bin/echo", "hi")
+	if r.Status != jail.StatusOK || r.Stdout != "hi\n" {
+		t.Fatalf("%s %q (error %q), want ok \"hi\\n\"", r.Status, r.Stdout, r.Error)
+	}
+	if !strings.Contains(debug, "cgroup: 3 of its directories made by the init before its release") {
+		t.Errorf("the init did not make the run's 3 cgroup directories:\n%s", debug)
+	}
+	host := writeFile(t, tempDir(t), "host.toml", "base = \"exec\"\n[net]\nmode = \"host\"\n", 0o644)
+	if o := gojail(t, "--policy", host, "--", "/bin/true"); o.res.Status != jail.StatusOK {
+		t.Errorf("a policy on the host's network: %s (error %q), want ok", o.res.Status, o.res.Error)
+	}
+	if o := gojail(t, "--memory", "1B", "--", "/bin/true"); o.exit != 125 {
+		t.Errorf("--memory 1B: exit %d, want 125", o.exit)
+	}
+	if left := ourCgroupsLeft(t); len(left) != 0 {
+		t.Fatalf("cgroup directories left behind: %q", left)
+	}
+}
