@@ -35,9 +35,12 @@ type Early struct {
 	atEntry bool
 	ignored uint64
 	// cgName and cgDirs: the run's cgroup name and the directories the
-	// init was asked to make (askCgroup).
-	cgName string
-	cgDirs []string
+	// init was asked to make (askCgroup), at cgAsked; cgDirs until a run
+	// takes them (cgroupMade), else removed once the init is gone
+	// (dropCgroup).
+	cgName  string
+	cgDirs  []string
+	cgAsked time.Time
 }
 
 // jailPipes are the descriptors between the supervisor and a jail's init,
@@ -194,24 +197,28 @@ func (e *Early) askCgroup() {
 		c.cgPath[i][len(p)] = 0
 	}
 	c.cgCount = len(rel)
+	e.cgName, e.cgDirs, e.cgAsked = name, abs, time.Now()
 	if n, err := syscall.Write(e.p.syncW, []byte{'c'}); n != 1 || err != nil {
 		c.cgCount = 0
-		return
+		e.cgName, e.cgDirs = "", nil
 	}
-	e.cgName, e.cgDirs = name, abs
 }
 
 // cgroupMade waits for the init to have made the directories askCgroup
-// asked for, and returns the run's name and those it made; none if it was
-// asked for none, or has not made them within a second (it is stuck or
-// gone: the run makes its own).
+// asked for, and returns the run's name and those it made, which the run
+// takes (limits.Spec.Made: New removes those it does not use). None when
+// it was asked for none, when it has not made them within a second (it is
+// stuck: the run makes its own, and they are removed once the init is
+// gone), or when they were asked for more than cgFresh ago: a gojail in
+// another pid namespace takes an empty run directory so old, with a name
+// it cannot judge, for one left behind (limits.foreignAge).
 func (e *Early) cgroupMade() (name string, made []string) {
-	if e == nil || e.cgName == "" {
+	if e == nil || e.cgName == "" || time.Since(e.cgAsked) > cgFresh {
 		return "", nil
 	}
 	c := e.cp
-	for waited := 0; atomic.LoadUint32(&c.cgDone) == 0; waited++ {
-		if waited == 1000 {
+	for deadline := time.Now().Add(time.Second); atomic.LoadUint32(&c.cgDone) == 0; {
+		if time.Now().After(deadline) {
 			return "", nil
 		}
 		ts := unix.Timespec{Nsec: int64(time.Millisecond)}
@@ -222,7 +229,26 @@ func (e *Early) cgroupMade() (name string, made []string) {
 			made = append(made, dir)
 		}
 	}
-	return e.cgName, made
+	name, e.cgName, e.cgDirs = e.cgName, "", nil // the run's now
+	return name, made
+}
+
+// cgFresh is how long after askCgroup a run takes the directories the
+// init made: well within limits.foreignAge.
+const cgFresh = 20 * time.Second
+
+// dropCgroup removes the directories the init was asked to make and no
+// run took, once the init is gone (or, released, done with them); an
+// init that is never released removes them itself at EOF, unless it is
+// killed first. Safe on nil.
+func (e *Early) dropCgroup() {
+	if e == nil {
+		return
+	}
+	for _, dir := range e.cgDirs {
+		limits.RemoveDir(dir)
+	}
+	e.cgName, e.cgDirs = "", nil
 }
 
 // earlyNamespaces are those an early init makes, besides its user and pid
@@ -272,6 +298,7 @@ func (e *Early) Discard() {
 		syscall.Close(int(e.pidfd))
 	}
 	e.mem.free()
+	e.dropCgroup()
 }
 
 // above2 moves fd to 3 or above, so that the child's dup3 onto 0-2 is

@@ -92,9 +92,11 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 	} else {
 		// The thread that parks here waits for the deadline in the
 		// runtime's poller: with the caller's slack, not the entry's
-		// StartSlack, which a thread the runtime started may have.
-		if timeout != nil && callerSlack != 0 {
-			syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, callerSlack, 0)
+		// StartSlack, which a thread the runtime started may have (only
+		// in a process whose entry set it: a library caller's threads
+		// keep theirs).
+		if timeout != nil && entrySlack != 0 {
+			syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, entrySlack, 0)
 		}
 		np.f.SetReadDeadline(deadline)
 		err := np.rc.Read(np.wait)

@@ -871,11 +871,13 @@ func (s *supervisor) closeAll() {
 		}
 	}
 	if leave {
+		s.early.dropCgroup() // released: the init made them before, if ever
 		return
 	}
 	if s.pid > 0 {
 		s.reap() // its exit, the teardown of its namespaces, was under way meanwhile
 	}
+	s.early.dropCgroup()
 	s.np.close()
 	if s.pidfd > 0 {
 		syscall.Close(int(s.pidfd))

@@ -64,7 +64,8 @@ type Spec struct {
 	// (v2 counts them in the memory).
 	TCP bool
 	// Name and Made: the run's name and those of its directories already
-	// made for it (EarlyDirs), which New takes as its own.
+	// made for it (EarlyDirs), which New takes as its own: it removes
+	// those it does not use, and every one when it fails.
 	Name string
 	Made []string
 }
@@ -101,7 +102,14 @@ func mkdirFailed(dir string, err error, hint string) error {
 // removed (Remove). It returns *ErrNoCgroup when the host has no
 // cgroup this process may create (rootless without delegation): the caller
 // falls back to rlimits and says so.
-func New(spec Spec) (Cgroup, error) {
+func New(spec Spec) (cg Cgroup, err error) {
+	defer func() {
+		for _, dir := range spec.Made {
+			if !owns(cg, dir) {
+				unlinkDir(dir)
+			}
+		}
+	}()
 	mount, err := unifiedMount()
 	if err != nil {
 		return nil, err
@@ -119,6 +127,25 @@ func New(spec Spec) (Cgroup, error) {
 	}
 	return newV1(own, name, spec)
 }
+
+// owns reports whether dir is one of cg's directories (cg nil: none).
+func owns(cg Cgroup, dir string) bool {
+	switch c := cg.(type) {
+	case *v1:
+		for _, d := range c.dirs {
+			if d == dir {
+				return true
+			}
+		}
+	case *v2:
+		return c.dir == dir
+	}
+	return false
+}
+
+// RemoveDir removes an empty cgroup directory, as a run's Remove does; for
+// those EarlyDirs named that no run took.
+func RemoveDir(dir string) error { return unlinkDir(dir) }
 
 // EarlyDirs names a run's cgroup directories on v1 before the run is
 // known, for another process to make (a jail's init, while it waits for

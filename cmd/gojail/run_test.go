@@ -1240,4 +1240,37 @@ func TestEarlyCgroupDirs(t *testing.T) {
 	if left := ourCgroupsLeft(t); len(left) != 0 {
 		t.Fatalf("cgroup directories left behind: %q", left)
 	}
+
+	// An init killed before its release (here while gojail waits for the
+	// writer of a FIFO given as stdin) cannot remove what it made: the
+	// run does, once it has reaped it.
+	fifo := filepath.Join(tempDir(t), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gojailBin, "run", "--json", "--stdin", fifo, "--", "/bin/cat")
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	waitFor(t, func() bool { return len(ourCgroups(t)) > 0 })
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+	init, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || init <= 0 {
+		t.Fatalf("the jail's init, a child of gojail: %q, %v", b, err)
+	}
+	syscall.Kill(init, syscall.SIGKILL)
+	if err := os.WriteFile(fifo, []byte("hi\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	var killed jail.Result
+	if err := jsonUnmarshal([]byte(stdout.String()), &killed); err != nil || killed.Status != jail.StatusInternalError {
+		t.Errorf("the init killed before its release: %s (error %q, %v), want internal_error", killed.Status, killed.Error, err)
+	}
+	if left := ourCgroupsLeft(t); len(left) != 0 {
+		t.Fatalf("cgroup directories left behind by a run whose init was killed: %q", left)
+	}
 }
