@@ -1015,7 +1015,7 @@ func TestMonitorSlack(t *testing.T) {
 	if !isRoot() {
 		t.Skip("rootless: another process's timer slack cannot be read (that takes CAP_SYS_NICE)")
 	}
-	own, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	const own = 123457 // the caller's: that of the thread that starts gojail
 	for _, tc := range []struct {
 		args []string
 		want int
@@ -1023,27 +1023,37 @@ func TestMonitorSlack(t *testing.T) {
 		{[]string{"run", "--policy", "exec", "--", "/bin/sleep", "0.5"}, jail.StartSlack},
 		{[]string{"batch", "--policy", "exec"}, 250000},
 	} {
-		main, mon, all := threadSlacks(t, tc.args)
+		main, mon, all := threadSlacks(t, own, tc.args)
 		if mon != strconv.Itoa(tc.want) {
 			t.Errorf("%s: the monitor thread's timer slack %s, want %d (all: %s)", tc.args[0], mon, tc.want, all)
 		}
-		if main != strconv.Itoa(int(own)) {
+		if main != strconv.Itoa(own) {
 			t.Errorf("%s: the main thread's timer slack %s, want the caller's, %d (all: %s)", tc.args[0], main, own, all)
 		}
 	}
 }
 
-// threadSlacks starts gojail with args, waits until its runtime has started
-// the monitor and more (a run's init is there too), and returns the main
-// thread's and the monitor's timer slack, and every thread's.
-func threadSlacks(t *testing.T, args []string) (main, mon, all string) {
+// threadSlacks starts gojail with args from a thread with the timer slack
+// ns, waits until its runtime has started the monitor and more (a run's
+// init is there too), and returns the main thread's and the monitor's
+// timer slack, and every thread's.
+func threadSlacks(t *testing.T, ns uintptr, args []string) (main, mon, all string) {
 	t.Helper()
 	cmd := exec.Command(gojailBin, args...)
 	stdin, err := cmd.StdinPipe() // batch waits on it; closed at the end
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread() // left locked: the thread ends with the goroutine
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, ns, 0); e != 0 {
+			started <- e
+			return
+		}
+		started <- cmd.Start()
+	}()
+	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
 	track(cmd)
