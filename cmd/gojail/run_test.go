@@ -1044,16 +1044,7 @@ func threadSlacks(t *testing.T, ns uintptr, args []string) (main, mon, all strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread() // left locked: the thread ends with the goroutine
-		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, ns, 0); e != 0 {
-			started <- e
-			return
-		}
-		started <- cmd.Start()
-	}()
-	if err := <-started; err != nil {
+	if err := onOwnThread(setSlack(ns), cmd.Start); err != nil {
 		t.Fatal(err)
 	}
 	track(cmd)
@@ -1106,7 +1097,7 @@ func threadSlacks(t *testing.T, ns uintptr, args []string) (main, mon, all strin
 func TestRunProgramTimerSlack(t *testing.T) {
 	const slack = 123457
 	check := func(t *testing.T, bin string) {
-		out := withSlack(t, slack, bin, "run", "--", "/bin/cat", "/proc/self/timerslack_ns")
+		out := fromThread(t, setSlack(slack), bin, "run", "--", "/bin/cat", "/proc/self/timerslack_ns")
 		if strings.TrimSpace(out) != strconv.Itoa(slack) {
 			t.Errorf("the program's timer slack %q, want the caller's, %d", strings.TrimSpace(out), slack)
 		}
@@ -1115,29 +1106,46 @@ func TestRunProgramTimerSlack(t *testing.T) {
 	t.Run("without-entry", func(t *testing.T) { check(t, buildGojail(t)) })
 }
 
-// withSlack runs a command from a thread with the timer slack ns, and
-// returns its output.
-func withSlack(t *testing.T, ns uintptr, name string, args ...string) string {
-	t.Helper()
-	type result struct {
-		out []byte
-		err error
-	}
-	done := make(chan result)
-	go func() {
-		runtime.LockOSThread() // left locked: the thread ends with the goroutine
+// setSlack sets the calling thread's timer slack to ns.
+func setSlack(ns uintptr) func() error {
+	return func() error {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, ns, 0); e != 0 {
-			done <- result{nil, e}
+			return e
+		}
+		return nil
+	}
+}
+
+// fromThread runs a command from a thread that setup prepared (the command
+// inherits what it set: its affinity, its timer slack), and returns its
+// output.
+func fromThread(t *testing.T, setup func() error, name string, args ...string) string {
+	t.Helper()
+	var out []byte
+	err := onOwnThread(setup, func() (err error) {
+		out, err = exec.Command(name, args...).Output()
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
+
+// onOwnThread calls setup, then do, on a thread of their own. The thread
+// is left locked, and so ends with the goroutine: what setup changed is
+// not given back to the runtime's other goroutines.
+func onOwnThread(setup, do func() error) error {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if err := setup(); err != nil {
+			done <- err
 			return
 		}
-		out, err := exec.Command(name, args...).Output()
-		done <- result{out, err}
+		done <- do()
 	}()
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("%s %q: %v\n%s", name, args, r.err, r.out)
-	}
-	return string(r.out)
+	return <-done
 }
 
 // gojail initialises package utc (which keeps BurntSushi/toml from reading
@@ -1186,8 +1194,9 @@ func TestCPUAffinityKept(t *testing.T) {
 	}
 	check := func(t *testing.T, bin string) {
 		for _, set := range sets {
-			host := onCPUs(t, set, "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
-			out := onCPUs(t, set, bin, "run", "--", "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
+			onCPUs := func() error { return unix.SchedSetaffinity(0, &set) }
+			host := fromThread(t, onCPUs, "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
+			out := fromThread(t, onCPUs, bin, "run", "--", "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
 			if !strings.HasPrefix(host, "Cpus_allowed_list:") || out != host {
 				t.Errorf("caller on %q: the program's %q, want %q", strings.TrimSpace(host), strings.TrimSpace(out), strings.TrimSpace(host))
 			}
@@ -1195,33 +1204,6 @@ func TestCPUAffinityKept(t *testing.T) {
 	}
 	t.Run("entry", func(t *testing.T) { check(t, gojailBin) })
 	t.Run("without-entry", func(t *testing.T) { check(t, buildGojail(t)) })
-}
-
-// onCPUs runs a command from a thread held to set and returns its output
-// (the command inherits the thread's affinity).
-func onCPUs(t *testing.T, set unix.CPUSet, name string, args ...string) string {
-	t.Helper()
-	type result struct {
-		out []byte
-		err error
-	}
-	done := make(chan result)
-	go func() {
-		// The thread is left locked, and so ends with the goroutine: its
-		// affinity is not given back to the runtime's other goroutines.
-		runtime.LockOSThread()
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			done <- result{nil, err}
-			return
-		}
-		out, err := exec.Command(name, args...).Output()
-		done <- result{out, err}
-	}()
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("%s %q: %v\n%s", name, args, r.err, r.out)
-	}
-	return string(r.out)
 }
 
 // On cgroup v1 the init cloned at the entry makes the run's cgroup
