@@ -126,7 +126,7 @@ type childPlan struct {
 
 	vars initVars // the init's own variables (childInit)
 
-	// An early init makes the run's cgroup directories (v1) while it waits
+	// An early init makes the run's cgroup directories while it waits
 	// for its release, when the supervisor asks with a 'c' on the release
 	// pipe (Early.askCgroup): cgRoot is its descriptor of /sys/fs/cgroup,
 	// plus one (0: none), cgPath the directories below it, NUL-terminated; cgErr

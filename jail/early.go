@@ -172,11 +172,12 @@ func (e *Early) firstPlan(c *childPlan, cgRoot int) (keep [7]uintptr) {
 	return keep
 }
 
-// askCgroup asks the init to make the run's cgroup directories on v1
+// askCgroup asks the init to make the run's cgroup directories
 // (limits.EarlyDirs) while it waits for its release: on this 2-CPU
 // machine it has made its namespaces some 0.6 ms before the supervisor
-// has started and read the run, and idles, where the supervisor makes
-// them after the release, while pid 2 waits for them. Nothing is asked
+// has started and read the run, and idles, where the supervisor would
+// make them after the release (v1), while pid 2 waits for them, or
+// before it (v2), on the way to the release. Nothing is asked
 // when the paths do not fit the plan or the init has no /sys/fs/cgroup.
 func (e *Early) askCgroup() {
 	c := e.cp

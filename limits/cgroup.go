@@ -147,14 +147,15 @@ func owns(cg Cgroup, dir string) bool {
 // those EarlyDirs named that no run took.
 func RemoveDir(dir string) error { return unlinkDir(dir) }
 
-// EarlyDirs names a run's cgroup directories on v1 before the run is
-// known, for another process to make (a jail's init, while it waits for
-// its release): the run's name, and the directories of the hierarchies
-// every run uses (not cpu, which a quota alone needs), as paths relative
-// to RootFd's directory and as New's; none on v2, or without a hierarchy.
-// New takes those made (Spec.Name, Spec.Made).
+// EarlyDirs names a run's cgroup directories before the run is known, for
+// another process to make (a jail's init, while it waits for its release):
+// the run's name, and its directories, as paths relative to RootFd's
+// directory and as New's: on v1 those of the hierarchies every run uses
+// (not cpu, which a quota alone needs), on v2 its one. None when there is
+// no cgroup to name. New takes those made (Spec.Name, Spec.Made).
 func EarlyDirs() (name string, rel, abs []string) {
-	if mount, err := unifiedMount(); err != nil || mount != "" || RootFd() < 0 {
+	mount, err := unifiedMount()
+	if err != nil || RootFd() < 0 {
 		return "", nil, nil
 	}
 	own, err := ownCgroups()
@@ -162,17 +163,30 @@ func EarlyDirs() (name string, rel, abs []string) {
 		return "", nil, nil
 	}
 	name = runName()
-	for _, ctrl := range v1Controllers {
-		if ctrl == "cpu" {
-			continue
-		}
-		path, ok := own[ctrl]
+	if mount != "" {
+		path, ok := own[""]
 		if !ok {
 			return "", nil, nil
 		}
-		dir := filepath.Join(cgroupMount, ctrl, path, "gojail", name)
-		abs = append(abs, dir)
-		rel = append(rel, strings.TrimPrefix(dir, cgroupMount+"/"))
+		abs = []string{filepath.Join(v2Base(mount, path), "gojail", name)}
+	} else {
+		for _, ctrl := range v1Controllers {
+			if ctrl == "cpu" {
+				continue
+			}
+			path, ok := own[ctrl]
+			if !ok {
+				return "", nil, nil
+			}
+			abs = append(abs, filepath.Join(cgroupMount, ctrl, path, "gojail", name))
+		}
+	}
+	for _, dir := range abs {
+		r, ok := strings.CutPrefix(dir, cgroupMount+"/")
+		if !ok {
+			return "", nil, nil
+		}
+		rel = append(rel, r)
 	}
 	return name, rel, abs
 }

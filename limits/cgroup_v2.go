@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +29,8 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if !ok {
 		return nil, &ErrNoCgroup{"no cgroup v2 line in /proc/self/cgroup"}
 	}
-	base := filepath.Join(mount, filepath.Dir(own))
+	base := v2Base(mount, own)
 	if own == "/" {
-		base = mount
 		// The root may give controllers to children while holding processes.
 		write(base, "cgroup.subtree_control", "+memory +pids +cpu")
 	}
@@ -59,7 +59,9 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 
 	dir := filepath.Join(parent, name)
-	if err := mkdir(dir); err != nil {
+	if slices.Contains(spec.Made, dir) {
+		// Made before the controllers were given above: they reach it.
+	} else if err := mkdir(dir); err != nil {
 		return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
 	}
 	cg := &v2{dir: dir, fd: -1}
@@ -75,6 +77,15 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	cg.fd = fd
 	cg.k.keep(dir, "cpu.stat", "memory.peak", "memory.events")
 	return cg, nil
+}
+
+// v2Base is where a run's gojail directory goes: beside this process's
+// own cgroup (own, its path in mount), or in the root when it is there.
+func v2Base(mount, own string) string {
+	if own == "/" {
+		return mount
+	}
+	return filepath.Join(mount, filepath.Dir(own))
 }
 
 func (c *v2) set(spec Spec) error {

@@ -272,7 +272,17 @@ func TestCgroupsLeftBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	track(cmd)
-	waitFor(t, func() bool { return len(ourCgroups(t)) == 1 })
+	// Killed once the program runs in the cgroup: a gojail killed before
+	// its init's release leaves nothing, the init removing the directories
+	// it made as it sees the release pipe's EOF.
+	waitFor(t, func() bool {
+		dirs := ourCgroups(t)
+		if len(dirs) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(filepath.Join(dirs[0], "cgroup.procs"))
+		return len(strings.TrimSpace(string(b))) > 0
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(50 * time.Millisecond)

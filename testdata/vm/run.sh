@@ -28,7 +28,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-tests=${GOJAIL_VM_TESTS:-'TestMemoryLimit|TestCPULimitOfTheTree|TestForkBomb|TestCgroupsLeftBehind|TestEnclosingCgroupCap|TestOOMScoreFloor|TestRootIsolationShell'}
+tests=${GOJAIL_VM_TESTS:-'TestMemoryLimit|TestCPULimitOfTheTree|TestForkBomb|TestCgroupsLeftBehind|TestEnclosingCgroupCap|TestOOMScoreFloor|TestRootIsolationShell|TestEarlyCgroupDirs'}
 vm_timeout=${GOJAIL_VM_TIMEOUT:-300}
 mem=${GOJAIL_VM_MEM:-1024M}
 cpus=${GOJAIL_VM_CPUS:-2}
