@@ -284,6 +284,17 @@ func (m *childMem) readyClone(cp *childPlan) uintptr {
 	return **(**uintptr)(unsafe.Pointer(&entry))
 }
 
+// deathPending reports whether an early init's parent-death signal before
+// its release, SIGUSR2, blocked, is pending: its supervisor has died.
+//
+//go:norace
+//go:nosplit
+func deathPending() bool {
+	var set uint64
+	syscall.RawSyscall(syscall.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set)), 8, 0)
+	return set&(1<<(syscall.SIGUSR2-1)) != 0
+}
+
 // cgPathMax bounds a cgroup directory's path an early init makes.
 const cgPathMax = 256
 
@@ -438,7 +449,15 @@ func childInit(c *childPlan) {
 	// Die with the supervisor: PDEATHSIG fires when the thread that cloned
 	// us exits (Go ends none of its unlocked threads: that is the process's
 	// exit), and the release pipe reads EOF if it died before this line.
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	// An init that may make the run's cgroup directories before its
+	// release (cgRoot) must live to remove them, at that EOF: until the
+	// release its signal is one that stays blocked, and pending
+	// (deathPending), and SIGKILL only after.
+	if c.cgRoot > 0 {
+		syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR2), 0)
+	} else {
+		syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	}
 	// Close every descriptor but the child's own, at once: the supervisor's
 	// ends of our pipes (EOF must come when the supervisor closes them),
 	// another jail's pipes made meanwhile by a concurrent run, and whatever
@@ -559,6 +578,12 @@ waitRelease:
 	}
 	if c.cgRoot > 0 {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.cgRoot-1), 0, 0)
+		// Released: the directories are the run's. SIGKILL from here on;
+		// a supervisor that died meanwhile left SIGUSR2 pending.
+		syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+		if deathPending() {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
 	}
 	if c.cpusLen != 0 {
 		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))

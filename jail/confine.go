@@ -18,8 +18,11 @@ import (
 func (s *supervisor) cgroup() error {
 	l := &s.p.Limits
 	spec := limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone}
-	if spec.Name, spec.Made = s.early.cgroupMade(); len(spec.Made) > 0 {
+	var why string
+	if spec.Name, spec.Made, why = s.early.cgroupMade(); len(spec.Made) > 0 {
 		s.log("cgroup: %d of its directories made by the init before its release", len(spec.Made))
+	} else if why != "" {
+		s.log("cgroup: the directories the init was asked to make are not taken (%s): made here", why)
 	}
 	cg, err := limits.New(spec)
 	var no *limits.ErrNoCgroup

@@ -213,14 +213,18 @@ func (e *Early) askCgroup() {
 // gone), or when they were asked for more than cgFresh ago: a gojail in
 // another pid namespace takes an empty run directory so old, with a name
 // it cannot judge, for one left behind (limits.foreignAge).
-func (e *Early) cgroupMade() (name string, made []string) {
-	if e == nil || e.cgName == "" || time.Since(e.cgAsked) > cgFresh {
-		return "", nil
+// why says, for --debug, why none were taken that were asked for.
+func (e *Early) cgroupMade() (name string, made []string, why string) {
+	if e == nil || e.cgName == "" {
+		return "", nil, ""
+	}
+	if time.Since(e.cgAsked) > cgFresh {
+		return "", nil, fmt.Sprintf("asked for more than %v ago", cgFresh)
 	}
 	c := e.cp
 	for deadline := time.Now().Add(time.Second); atomic.LoadUint32(&c.cgDone) == 0; {
 		if time.Now().After(deadline) {
-			return "", nil
+			return "", nil, "not made within a second"
 		}
 		ts := unix.Timespec{Nsec: int64(time.Millisecond)}
 		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgDone)), futexWait, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
@@ -231,7 +235,7 @@ func (e *Early) cgroupMade() (name string, made []string) {
 		}
 	}
 	name, e.cgName, e.cgDirs = e.cgName, "", nil // the run's now
-	return name, made
+	return name, made, ""
 }
 
 // cgFresh is how long after askCgroup a run takes the directories the

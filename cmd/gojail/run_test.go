@@ -1267,4 +1267,19 @@ func TestEarlyCgroupDirs(t *testing.T) {
 	if left := ourCgroupsLeft(t); len(left) != 0 {
 		t.Fatalf("cgroup directories left behind by a run whose init was killed: %q", left)
 	}
+
+	// gojail itself killed before the release: its init, whose death
+	// signal is held until then, sees the release pipe's EOF and removes
+	// them.
+	cmd = exec.Command(gojailBin, "run", "--json", "--stdin", fifo, "--", "/bin/cat")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	waitFor(t, func() bool { return len(ourCgroups(t)) > 0 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if left := ourCgroupsLeft(t); len(left) != 0 {
+		t.Fatalf("cgroup directories left behind by a gojail killed before its release: %q", left)
+	}
 }
