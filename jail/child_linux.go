@@ -128,11 +128,11 @@ type childPlan struct {
 
 	// An early init makes the run's cgroup directories while it waits
 	// for its release, when the supervisor asks with a 'c' on the release
-	// pipe (Early.askCgroup): cgRoot is its descriptor of /sys/fs/cgroup,
-	// plus one (0: none), cgPath the directories below it, NUL-terminated; cgErr
-	// each mkdirat's errno, and cgDone (a futex, the mapping shared with
-	// the supervisor) 1 once they are made. Released, it leaves them to
-	// the supervisor (Spec.Made); at EOF it removes them.
+	// pipe (Early.askCgroup): cgRoot is its descriptor of /sys/fs/cgroup
+	// plus one (0: none), cgPath the directories below it, NUL-terminated,
+	// cgErr each mkdirat's errno, and cgDone (a futex, the mapping shared
+	// with the supervisor) 1 once they are made. Released, it leaves them
+	// to the supervisor (Spec.Made); at EOF it removes them.
 	cgRoot  int
 	cgCount int
 	cgPath  [3][cgPathMax]byte

@@ -212,8 +212,8 @@ func (e *Early) askCgroup() {
 // stuck: the run makes its own, and they are removed once the init is
 // gone), or when they were asked for more than cgFresh ago: a gojail in
 // another pid namespace takes an empty run directory so old, with a name
-// it cannot judge, for one left behind (limits.foreignAge).
-// why says, for --debug, why none were taken that were asked for.
+// it cannot judge, for one left behind (limits.foreignAge). In the last
+// two cases why says, for --debug, why none are taken.
 func (e *Early) cgroupMade() (name string, made []string, why string) {
 	if e == nil || e.cgName == "" {
 		return "", nil, ""
