@@ -163,11 +163,11 @@ func entryClone(st *entryStack) {
 const StartSlack = 10_000_000
 
 // entrySlow gives this thread a timer slack of StartSlack, which the
-// threads it starts inherit: the runtime's monitor (sysmon), which it
-// starts first, sleeps 20 µs at a time while a P is busy, the first 50
-// times, and with it the whole time the supervisor starts and a short run
-// lasts: each wake a context switch on a CPU the supervisor or the jail's
-// init is using. EntryInit gives the main thread back the caller's slack
+// threads it starts inherit, the runtime's monitor (sysmon) first. The
+// monitor sleeps 20 µs at a time while a P is busy (its first 50 sleeps):
+// through the supervisor's start and a short run it woke some 9 times a
+// run, each wake a context switch on a CPU the supervisor or the jail's
+// init is using. EntryInit gives the main thread the caller's slack back
 // (entrySlack); a thread that waits for a run's deadline takes it too
 // (netPoll.poll). The init, cloned before, keeps the caller's.
 //
