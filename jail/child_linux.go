@@ -589,6 +589,7 @@ waitRelease:
 		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))
 	}
 	if c.next != nil { // an early init: the run's plan from here on
+		c.next.cpus, c.next.cpusLen = c.cpus, c.cpusLen // for pid 2 (spread)
 		c.next.vars.marks.ts = v.marks.ts
 		c = c.next
 		v = &c.vars
@@ -710,6 +711,11 @@ waitRelease:
 	if e1 != 0 {
 		goto fail
 	}
+	// Off this CPU, which builds the root meanwhile, as the entry moved
+	// this process (spread): left here, pid 2 would wait for the root to
+	// be built before its first step. It takes the caller's CPUs back once
+	// the root is built (goAhead), which comes after this call.
+	spread(int(pid2), c)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
 	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.lateJoin; i++ {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
@@ -1181,6 +1187,9 @@ func childProgram(c *childPlan) {
 	spinLoad(&c.goAhead, goAheadSpins)
 	for c.goAhead == 0 { // reloaded after each call (see the init's store)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWaitPrivate, 0, 0, 0, 0)
+	}
+	if c.cpusLen != 0 { // the caller's CPUs, for the program (spread)
+		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))
 	}
 	step = stepChdir
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(c.workdir)), 0, 0); e1 != 0 {

@@ -167,7 +167,7 @@ func (s *supervisor) lastCalls() []seccomp.Call {
 	c := s.plan
 	calls := []seccomp.Call{
 		{Name: "futex", Args: [6]uint64{0, futexWaitPrivate}, Known: 1 << 1},
-		{Name: "chdir"}, {Name: "dup3"}, {Name: "close_range"},
+		{Name: "chdir"}, {Name: "dup3"}, {Name: "close_range"}, {Name: "sched_setaffinity"},
 		{Name: "write"}, {Name: "exit_group"}, {Name: "execve"},
 		{Name: "rt_sigprocmask", Args: [6]uint64{sigSetmask, 0, 0, 8}, Known: 1<<0 | 1<<2 | 1<<3},
 	}
