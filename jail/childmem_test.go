@@ -205,7 +205,8 @@ func TestDefaultProfileEarly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &supervisor{p: &p, in: Input{Program: "/bin/true"}, log: func(string, ...any) {}, enforced: map[string]string{}, debug: debug}
+		// With an early init, whose pid 2 has the most last steps.
+		s := &supervisor{p: &p, in: Input{Program: "/bin/true"}, log: func(string, ...any) {}, enforced: map[string]string{}, debug: debug, early: &Early{}}
 		if s.plan, err = s.prepare(); err != nil {
 			t.Fatal(err)
 		}

@@ -167,9 +167,12 @@ func (s *supervisor) lastCalls() []seccomp.Call {
 	c := s.plan
 	calls := []seccomp.Call{
 		{Name: "futex", Args: [6]uint64{0, futexWaitPrivate}, Known: 1 << 1},
-		{Name: "chdir"}, {Name: "dup3"}, {Name: "close_range"}, {Name: "sched_setaffinity"},
+		{Name: "chdir"}, {Name: "dup3"}, {Name: "close_range"},
 		{Name: "write"}, {Name: "exit_group"}, {Name: "execve"},
 		{Name: "rt_sigprocmask", Args: [6]uint64{sigSetmask, 0, 0, 8}, Known: 1<<0 | 1<<2 | 1<<3},
+	}
+	if s.early != nil { // pid 2 of an early init takes the caller's CPUs back (spread)
+		calls = append(calls, seccomp.Call{Name: "sched_setaffinity"})
 	}
 	if c.debug {
 		calls = append(calls, seccomp.Call{Name: "clock_gettime"})
