@@ -78,10 +78,11 @@ type childPlan struct {
 	scrub        [][]byte  // the argv and environment areas, blanked in the init
 
 	// A prepared jail's program comes later, on the go pipe (readCommand):
-	// the file's length (8 bytes, little endian) and bytes, then the counts
-	// of argv and the environment (4 bytes each; argc's top bit, stdinSent:
-	// a stdin comes on the listener's socket) and their NUL-terminated
-	// strings. It is parsed into blob and the two arrays.
+	// the file's length (8 bytes, little endian) and bytes, then the length
+	// of the rest (4 bytes), the counts of argv and the environment (4
+	// bytes each; argc's top bit, stdinSent: a stdin comes on the
+	// listener's socket) and their NUL-terminated strings. It is parsed
+	// into blob and the two arrays.
 	debug    bool // report the child's steps with their times (--debug)
 	prepared bool
 	// earlyFilter: pid 2 loads its filter while the init builds the root
@@ -1502,6 +1503,7 @@ func loadFilter(c *childPlan) (Step, syscall.Errno) {
 func readCommand(c *childPlan) syscall.Errno {
 	var (
 		n, m, k, start int
+		want           int
 		r1, fd         uintptr
 		e1             syscall.Errno
 		size           uint64
@@ -1555,13 +1557,13 @@ func readCommand(c *childPlan) syscall.Errno {
 		}
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-	// argv and the environment, to EOF: their counts (4 bytes each, little
-	// endian), then the strings, each NUL-terminated (empty ones too).
-	for n = 0; ; {
-		if n == len(c.blob) {
-			return syscall.E2BIG
-		}
-		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.goR), uintptr(unsafe.Pointer(&c.blob[n])), uintptr(len(c.blob)-n))
+	// Then the length of the rest (4 bytes, little endian), so that the
+	// command ends without waiting for the pipe's EOF (the supervisor's
+	// close, which may come only once it has gone on to wait for the
+	// program): the counts of argv and the environment (4 bytes each),
+	// then their strings, each NUL-terminated (empty ones too).
+	for n, want = 0, len(c.blob); n < want; {
+		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.goR), uintptr(unsafe.Pointer(&c.blob[n])), uintptr(want-n))
 		if e1 == syscall.EINTR {
 			continue
 		}
@@ -1569,22 +1571,28 @@ func readCommand(c *childPlan) syscall.Errno {
 			return e1
 		}
 		if r1 == 0 {
-			break
+			return syscall.EPIPE
 		}
 		n += int(r1)
+		if n >= 4 && want == len(c.blob) {
+			want = 4 + (int(c.blob[0]) | int(c.blob[1])<<8 | int(c.blob[2])<<16 | int(c.blob[3])<<24)
+			if want > len(c.blob) {
+				return syscall.E2BIG
+			}
+		}
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.goR), 0, 0)
-	if n < 8 {
+	if n != want || n < 12 {
 		return syscall.EINVAL
 	}
-	argc := int(c.blob[0]) | int(c.blob[1])<<8 | int(c.blob[2])<<16 | int(c.blob[3]&0x7f)<<24
-	c.stdinSent = c.blob[3]&0x80 != 0
-	envc := int(c.blob[4]) | int(c.blob[5])<<8 | int(c.blob[6])<<16 | int(c.blob[7])<<24
+	argc := int(c.blob[4]) | int(c.blob[5])<<8 | int(c.blob[6])<<16 | int(c.blob[7]&0x7f)<<24
+	c.stdinSent = c.blob[7]&0x80 != 0
+	envc := int(c.blob[8]) | int(c.blob[9])<<8 | int(c.blob[10])<<16 | int(c.blob[11])<<24
 	if argc < 1 || argc >= len(c.argvRaw) || envc >= len(c.envvRaw) {
 		return syscall.E2BIG
 	}
-	start = 8
-	for m = 8; m < n && k < argc+envc; m++ {
+	start = 12
+	for m = 12; m < n && k < argc+envc; m++ {
 		if c.blob[m] != 0 {
 			continue
 		}

@@ -39,47 +39,8 @@ func (np *netPoll) close() {
 // and returns with none set when timeout passes. Entries with a negative
 // descriptor are ignored.
 func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
-	if np.closed {
-		return os.ErrClosed
-	}
-	if np.f == nil {
-		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-		if err != nil {
-			return err
-		}
-		unix.SetNonblock(ep, true)
-		np.ep, np.f = ep, os.NewFile(uintptr(ep), "epoll")
-		if np.rc, err = np.f.SyscallConn(); err != nil {
-			return err
-		}
-		np.wait = func(uintptr) bool {
-			r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(np.ep), uintptr(unsafe.Pointer(&np.ev[0])), uintptr(len(np.ev)), 0, 0, 0)
-			np.n = int(r)
-			if e != 0 {
-				np.n = 0
-			}
-			return np.n > 0
-		}
-	}
-	// The set follows pfd: descriptors gone from it leave the set (a pipe at
-	// EOF would otherwise report its hang-up on every call).
-	kept := np.reg[:0]
-	for _, fd := range np.reg {
-		if hasFd(pfd, fd) {
-			kept = append(kept, fd)
-		} else {
-			unix.EpollCtl(np.ep, unix.EPOLL_CTL_DEL, int(fd), nil)
-		}
-	}
-	np.reg = kept
-	for i := range pfd {
-		pfd[i].Revents = 0
-		if fd := pfd[i].Fd; fd >= 0 && !hasFdIn(np.reg, fd) {
-			if err := unix.EpollCtl(np.ep, unix.EPOLL_CTL_ADD, int(fd), &unix.EpollEvent{Events: uint32(pfd[i].Events), Fd: fd}); err != nil {
-				return err
-			}
-			np.reg = append(np.reg, fd)
-		}
+	if err := np.watch(pfd); err != nil {
+		return err
 	}
 	var deadline time.Time
 	if timeout != nil {
@@ -112,6 +73,54 @@ func (np *netPoll) poll(pfd []unix.PollFd, timeout *unix.Timespec) error {
 			if pfd[i].Fd == e.Fd {
 				pfd[i].Revents = int16(e.Events)
 			}
+		}
+	}
+	return nil
+}
+
+// watch makes the set hold pfd's descriptors, and only those (a pipe at EOF
+// would otherwise report its hang-up on every call), making the set on its
+// first call; it clears each entry's Revents. poll calls it; a caller may
+// too ahead of time, so that the first poll has nothing to register.
+func (np *netPoll) watch(pfd []unix.PollFd) error {
+	if np.closed {
+		return os.ErrClosed
+	}
+	if np.f == nil {
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		unix.SetNonblock(ep, true)
+		np.ep, np.f = ep, os.NewFile(uintptr(ep), "epoll")
+		if np.rc, err = np.f.SyscallConn(); err != nil {
+			return err
+		}
+		np.wait = func(uintptr) bool {
+			r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(np.ep), uintptr(unsafe.Pointer(&np.ev[0])), uintptr(len(np.ev)), 0, 0, 0)
+			np.n = int(r)
+			if e != 0 {
+				np.n = 0
+			}
+			return np.n > 0
+		}
+	}
+	kept := np.reg[:0]
+	for _, fd := range np.reg {
+		if hasFd(pfd, fd) {
+			kept = append(kept, fd)
+		} else {
+			unix.EpollCtl(np.ep, unix.EPOLL_CTL_DEL, int(fd), nil)
+		}
+	}
+	np.reg = kept
+	for i := range pfd {
+		pfd[i].Revents = 0
+		if fd := pfd[i].Fd; fd >= 0 && !hasFdIn(np.reg, fd) {
+			if err := unix.EpollCtl(np.ep, unix.EPOLL_CTL_ADD, int(fd), &unix.EpollEvent{Events: uint32(pfd[i].Events), Fd: fd}); err != nil {
+				return err
+			}
+			np.reg = append(np.reg, fd)
 		}
 	}
 	return nil

@@ -39,7 +39,7 @@ func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args
 	if err := validate.Structure(p); err != nil {
 		return nil, err
 	}
-	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true, debug: log != nil}
+	s := &supervisor{p: p, log: log, enforced: map[string]string{}, prepared: true, debug: log != nil, listener: -1}
 	if s.log == nil {
 		s.log = func(string, ...any) {}
 	}
@@ -83,6 +83,7 @@ func Prepare(ctx context.Context, p *policy.Policy, log func(format string, args
 		// read, the init for pid 2's execve).
 		s.cpuBase, _ = s.cg.CPU()
 	}
+	s.armPoll(fds)
 	return &Prepared{s: s, fds: fds, ready: time.Now(), done: make(chan struct{})}, nil
 }
 
@@ -237,8 +238,9 @@ func (pj *Prepared) giveUp() {
 }
 
 // command encodes the program for readCommand: the file's length and
-// bytes (all ones: no file), then argv and the environment; argc's top bit
-// says that a stdin comes on the listener's socket (recvStdin).
+// bytes (all ones: no file), then the length of the rest, argv and the
+// environment; argc's top bit says that a stdin comes on the listener's
+// socket (recvStdin).
 func (pj *Prepared) command(in Input, stdin bool) ([]byte, error) {
 	p := pj.s.p
 	var b []byte
@@ -263,6 +265,8 @@ func (pj *Prepared) command(in Input, stdin bool) ([]byte, error) {
 	if stdin {
 		argc |= stdinSent
 	}
+	rest := len(b)
+	b = binary.LittleEndian.AppendUint32(b, 0) // the rest's length, below
 	b = binary.LittleEndian.AppendUint32(b, argc)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Run.Env)))
 	n := 8
@@ -279,6 +283,7 @@ func (pj *Prepared) command(in Input, stdin bool) ([]byte, error) {
 	if n > commandMax || len(argv)+len(p.Run.Env) > 4000 {
 		return nil, fmt.Errorf("the arguments and environment take %d bytes in %d entries: at most %d bytes and 4,000 entries", n, len(argv)+len(p.Run.Env), commandMax)
 	}
+	binary.LittleEndian.PutUint32(b[rest:], uint32(len(b)-rest-4))
 	return b, nil
 }
 

@@ -167,6 +167,8 @@ type supervisor struct {
 	reaped       bool          // the init has been waited for
 	reported     bool          // the init has reported the program's end, every process reaped
 	listener     int           // the seccomp listener, once received; -1 before
+	sockDone     bool          // the listener's socket has brought its one message
+	armed        bool          // armPoll has run
 	outBytes     int           // the program's output kept, stdout and stderr
 	debug        bool          // --debug: the child reports its steps
 	monoFork     time.Duration // CLOCK_MONOTONIC just before the clone, for the child\'s marks
@@ -274,9 +276,15 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 			return none, err
 		}
 		defer mem.free()
-		// The child's ends belong to it now.
+		// The child's ends belong to it now. A prepared jail's supervisor
+		// keeps the output pipes' write ends (closeAll closes them): the
+		// program's exit then brings it no EOF, which woke it twice on
+		// the program's way out, on a CPU they may share; the init's
+		// report says when the jail has ended (watch).
 		for _, fd := range ends {
-			s.closeFd(fd)
+			if !s.prepared || (fd != plan.stdio[1] && fd != plan.stdio[2]) {
+				s.closeFd(fd)
+			}
 		}
 	}
 	s.pid = pid
@@ -486,7 +494,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		if p.Run.Binary {
 			c.fileMode = 0o755
 		}
-		c.blob = make([]byte, commandMax+8)
+		c.blob = make([]byte, commandMax+12) // see command
 		c.argvRaw = make([]uintptr, 4096)
 		c.envvRaw = make([]uintptr, 4096)
 		argv = append(argv, "/prepared")
