@@ -276,15 +276,9 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 			return none, err
 		}
 		defer mem.free()
-		// The child's ends belong to it now. A prepared jail's supervisor
-		// keeps the output pipes' write ends (closeAll closes them): the
-		// program's exit then brings it no EOF, which woke it twice on
-		// the program's way out, on a CPU they may share; the init's
-		// report says when the jail has ended (watch).
+		// The child's ends belong to it now.
 		for _, fd := range ends {
-			if !s.prepared || (fd != plan.stdio[1] && fd != plan.stdio[2]) {
-				s.closeFd(fd)
-			}
+			s.closeFd(fd)
 		}
 	}
 	s.pid = pid

@@ -767,3 +767,35 @@ func TestReadable(t *testing.T) {
 		f.Close()
 	}
 }
+
+// A program that reads its own stdout, through /proc/self/fd/1 (rootless,
+// where it is the caller's user; as root the open is refused), gets EOF
+// once it has closed its own write ends, in a batch as in a run: the
+// supervisor holds no write end of the jail's output pipes.
+func TestBatchOwnStdoutEOF(t *testing.T) {
+	code := "import os\ntry:\n    r = os.open('/proc/self/fd/1', os.O_RDONLY)\nexcept PermissionError:\n    os._exit(4)\nos.close(1)\nos.close(2)\nos._exit(3 + len(os.read(r, 100)))"
+	want := 3 // EOF
+	if isRoot() {
+		want = 4
+	}
+	run := py(t, code, "--timeout", "3s")
+	cmd, stdin, out := startBatch(t, "--timeout", "3s")
+	fmt.Fprintf(stdin, "{\"code\": %q}\n", code)
+	stdin.Close()
+	if !out.Scan() {
+		t.Fatal("no result")
+	}
+	var r jail.Result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	for _, got := range []struct {
+		how string
+		r   jail.Result
+	}{{"run", run.res}, {"batch", r}} {
+		if got.r.Status != jail.StatusRuntimeError || got.r.ExitCode != want {
+			t.Errorf("%s: %s exit %d (%q), want runtime_error exit %d", got.how, got.r.Status, got.r.ExitCode, got.r.Error, want)
+		}
+	}
+}
