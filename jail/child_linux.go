@@ -159,6 +159,12 @@ type childPlan struct {
 	treeFd    uintptr // the init's treefd, which pid 2 closes at once: the init's close must be the last
 	goAhead   uint32  // futex: the init has built the root, pid 2 may finish
 	pid2Marks markBuf
+	// pid2Fail is pid 2's report of its failed step while its write may
+	// not have gone out: the policy's filter, loaded last, may refuse or
+	// kill a write to the report pipe (a rule on write's descriptor), as
+	// when execve then fails. pid 2 shares the init's memory until its
+	// execve; the init sends it after reaping pid 2 (failExit).
+	pid2Fail report
 }
 
 // markBuf is what mark writes and sends, one per process (the init and pid
@@ -1019,6 +1025,10 @@ waitRelease:
 			}
 		}
 		mark(c, &v.marks, stepReaped)
+		// pid 2's failure, which its filter kept it from reporting.
+		if c.pid2Fail.Kind == reportError {
+			syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&c.pid2Fail)), unsafe.Sizeof(c.pid2Fail))
+		}
 		// Every process of the jail is reaped: their usage, for the report.
 		syscall.RawSyscall(syscall.SYS_GETRUSAGE, ^uintptr(0), uintptr(unsafe.Pointer(&v.ru)), 0) // RUSAGE_CHILDREN
 		v.rep.UtimeUs = uint64(v.ru.Utime.Sec)*1e6 + uint64(v.ru.Utime.Usec)
@@ -1441,7 +1451,13 @@ func setLimits(c *childPlan) (Step, int, syscall.Errno) {
 //go:nocheckptr
 func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
 	rep := report{Kind: reportError, Step: uint32(step), Index: uint32(i), Errno: uint32(e1)}
-	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep))
+	// Kept first where the init will find it (pid2Fail), and taken back
+	// once written: a filter's kill ends this process within the write.
+	// (The init's own failure leaves it unread.)
+	c.pid2Fail = rep
+	if n, _, _ := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.reportW), uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep)); n == unsafe.Sizeof(rep) {
+		c.pid2Fail = report{}
+	}
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 }
 

@@ -326,3 +326,34 @@ func TestFilterLoadedEarly(t *testing.T) {
 		}
 	}
 }
+
+// pid 2's failure after a filter loaded last is reported even when the
+// filter refuses, or kills, pid 2's write of its report (a rule on write's
+// descriptor): an execve that fails (E2BIG, its arguments past a small
+// stack's quarter) is invalid input, the reason given, as under the
+// default profile. It was a runtime error, exit 127 and no reason, or a
+// blocked write of a program that never ran.
+func TestExecFailureUnderWriteRule(t *testing.T) {
+	dir := tempDir(t)
+	rule := "base = \"exec\"\n[[seccomp.rules]]\nsyscalls = [\"write\"]\n%s\nargs = [{index = 0, op = \">\", value = 2}]\n"
+	refuse := writeFile(t, dir, "refuse.toml", fmt.Sprintf(rule, "action = \"errno\"\nerrno = \"EPERM\""), 0o644)
+	kill := writeFile(t, dir, "kill.toml", fmt.Sprintf(rule, "action = \"kill\""), 0o644)
+	big := strings.Repeat("x", 100_000)
+	for _, pol := range []string{"exec", refuse, kill} {
+		o := gojail(t, "--policy", pol, "--stack", "256KiB", "--", "/bin/echo", big, big)
+		// The same in a prepared jail.
+		cmd, stdin, out := startBatch(t, "--policy", pol, "--stack", "256KiB")
+		fmt.Fprintf(stdin, "{\"program\": \"/bin/echo\", \"args\": [%q, %q]}\n", big, big)
+		stdin.Close()
+		var b jail.Result
+		if !out.Scan() || json.Unmarshal(out.Bytes(), &b) != nil {
+			t.Fatalf("%s: batch: no result", filepath.Base(pol))
+		}
+		cmd.Wait()
+		for how, r := range map[string]jail.Result{"run": o.res, "batch": b} {
+			if r.Status != jail.StatusInvalidInput || !strings.Contains(r.Error, "argument list too long") {
+				t.Errorf("%s, %s: %s exit %d signal %q (%q), want invalid_input, argument list too long", filepath.Base(pol), how, r.Status, r.ExitCode, r.Signal, r.Error)
+			}
+		}
+	}
+}
