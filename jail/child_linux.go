@@ -1459,6 +1459,9 @@ func failExit(c *childPlan, step Step, i int, e1 syscall.Errno) {
 		c.pid2Fail = report{}
 	}
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	// A policy may refuse exit_group (a program's libc falls back to
+	// exit, as here): this process has one thread.
+	syscall.RawSyscall(syscall.SYS_EXIT, 127, 0, 0)
 }
 
 // mark reports, for --debug, that the child has finished a step, with the
