@@ -90,12 +90,14 @@ test-rootless:
 
 bench: bench-deps build
 	$(GO) build -o bin/bench-pair ./testdata/bench/pair
+	$(GO) build -o bin/bench-prepared ./testdata/bench/prepared
 	testdata/bench/run.sh $(BIN)
 
 # make test checks that make bench still runs, with tiny counts and its
 # figures thrown away: benchmarks are not timed tests.
 bench-smoke: bench-deps build
 	$(GO) build -o bin/bench-pair ./testdata/bench/pair
+	$(GO) build -o bin/bench-prepared ./testdata/bench/prepared
 	BENCH_RESULTS=/dev/null THROUGHPUT_RUNS=4 testdata/bench/run.sh $(BIN) 2 >/dev/null && echo "bench-smoke: make bench runs"
 
 clean:
