@@ -92,8 +92,8 @@ paired="$paired:$("$pair" "$pairs" $bwrap /bin/true :: $gojail run -- /bin/true)
 paired="$paired:$("$pair" "$pairs" /usr/bin/python3 -c pass :: $gojail run --policy python -- /usr/bin/python3 -c pass)"
 paired="$paired:$("$pair" "$pairs" $bwrap /usr/bin/python3 -c pass :: $gojail run --policy python -- /usr/bin/python3 -c pass)"
 
-# Prepared jails (gojail batch): one request every 20 ms, so that the next
-# jail is prepared between them, alternated with a bare run every 20 ms (a
+# Prepared jails (gojail batch): requests and bare runs in turn, each 20 ms
+# after the one before, so that the next jail is prepared in the gaps (a
 # bare run takes about twice as long 20 ms after the last as back to back):
 # the bare run, the request's round trip as its client sees it, gojail's
 # own latency_ms, and the paired difference (testdata/bench/prepared).
@@ -142,11 +142,11 @@ text = "\n".join([
     f"Runs at once ({n} runs of /bin/true, P at a time): wall time per run, gojail and bare.", "",
     "| at once | gojail | bare | gojail / bare |", "|---|---|---|---|",
     *[f"| {p} | {g / n / 1000:.2f} ms | {b / n / 1000:.2f} ms | {g / b:.2f} |" for p, g, b in scale], "",
-    "Prepared jails (gojail batch): one request every 20 ms, alternated with a bare run every 20 ms, medians: the bare run (fork, exec, wait),",
+    "Prepared jails (gojail batch): requests and bare runs in turn, each 20 ms after the one before, medians: the bare run (fork, exec, wait),",
     "the request's round trip as its client sees it (request written to result read), gojail's own latency_ms (request read to result),",
     "and the round trip less the bare run, paired; then the bare run back to back (hyperfine, above), and latency_ms less that.",
     "Beside it, go-judge's published figure for its pre-forked containers: about 1 ms over an unsandboxed run.", "",
-    "| workload | bare, every 20 ms | round trip | latency_ms | round trip - bare (paired) | bare, back to back | latency_ms - that |",
+    "| workload | bare, 20 ms after the last | round trip | latency_ms | round trip - bare (paired) | bare, back to back | latency_ms - that |",
     "|---|---|---|---|---|---|---|",
     *batch, "",
     "Binds in the policy (gojail run -- /bin/true), and the same directories bound read-only by bubblewrap after its usual ones:", "",
