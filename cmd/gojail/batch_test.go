@@ -542,17 +542,7 @@ func TestBatchBinarySubmission(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	cmd, stdin, out := startBatch(t, "--policy", "exec")
-	fmt.Fprintf(stdin, "{\"code_base64\": %q, \"args\": [\"binary\"]}\n", base64.StdEncoding.EncodeToString(bin))
-	stdin.Close()
-	if !out.Scan() {
-		t.Fatal("no result")
-	}
-	var r jail.Result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	r := batchOne(t, fmt.Sprintf("{\"code_base64\": %q, \"args\": [\"binary\"]}", base64.StdEncoding.EncodeToString(bin)), "--policy", "exec")
 	if r.Status != jail.StatusOK || r.Stdout != "binary\n" {
 		t.Fatalf("%s %q, stdout %q; want ok, \"binary\"", r.Status, r.Error, r.Stdout)
 	}
@@ -605,6 +595,24 @@ func startBatch(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *bufio
 	}
 	track(cmd)
 	return cmd, stdin, bufio.NewScanner(stdout)
+}
+
+// batchOne runs one request in a batch started with args, and returns its
+// result.
+func batchOne(t *testing.T, request string, args ...string) jail.Result {
+	t.Helper()
+	cmd, stdin, out := startBatch(t, args...)
+	fmt.Fprintln(stdin, request)
+	stdin.Close()
+	var r jail.Result
+	if !out.Scan() {
+		t.Fatalf("batch %q: no result", args)
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("batch %q: %v: %q", args, err, out.Bytes())
+	}
+	cmd.Wait()
+	return r
 }
 
 // A batch checks a program once and remembers it; a program that is not
@@ -779,17 +787,7 @@ func TestBatchOwnStdoutEOF(t *testing.T) {
 		want = 4
 	}
 	run := py(t, code, "--timeout", "3s")
-	cmd, stdin, out := startBatch(t, "--timeout", "3s")
-	fmt.Fprintf(stdin, "{\"code\": %q}\n", code)
-	stdin.Close()
-	if !out.Scan() {
-		t.Fatal("no result")
-	}
-	var r jail.Result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	r := batchOne(t, fmt.Sprintf("{\"code\": %q}", code), "--timeout", "3s")
 	for _, got := range []struct {
 		how string
 		r   jail.Result

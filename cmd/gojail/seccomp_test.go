@@ -344,14 +344,7 @@ func TestExecFailureUnderWriteRule(t *testing.T) {
 	for _, pol := range []string{"exec", refuse, kill, noExit} {
 		o := gojail(t, "--policy", pol, "--stack", "256KiB", "--", "/bin/echo", big, big)
 		// The same in a prepared jail.
-		cmd, stdin, out := startBatch(t, "--policy", pol, "--stack", "256KiB")
-		fmt.Fprintf(stdin, "{\"program\": \"/bin/echo\", \"args\": [%q, %q]}\n", big, big)
-		stdin.Close()
-		var b jail.Result
-		if !out.Scan() || json.Unmarshal(out.Bytes(), &b) != nil {
-			t.Fatalf("%s: batch: no result", filepath.Base(pol))
-		}
-		cmd.Wait()
+		b := batchOne(t, fmt.Sprintf("{\"program\": \"/bin/echo\", \"args\": [%q, %q]}", big, big), "--policy", pol, "--stack", "256KiB")
 		for how, r := range map[string]jail.Result{"run": o.res, "batch": b} {
 			if r.Status != jail.StatusInvalidInput || !strings.Contains(r.Error, "argument list too long") || r.WallMs > 1000 {
 				t.Errorf("%s, %s: %s exit %d signal %q (%q) in %.1f ms, want invalid_input, argument list too long, at once", filepath.Base(pol), how, r.Status, r.ExitCode, r.Signal, r.Error, r.WallMs)
