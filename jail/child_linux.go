@@ -193,6 +193,9 @@ type initVars struct {
 	execPipe [2]int32
 	how      openHow
 	st       syscall.Stat_t // a policy's bind source, as opened
+	// noTreeAttr: the kernel has no open_tree_attr (before Linux 6.15),
+	// and binds take mount_setattr after (bindFrom).
+	noTreeAttr bool
 }
 
 // openHow is struct open_how for openat2(2) (Linux 5.6).
@@ -825,7 +828,8 @@ waitRelease:
 					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 					goto failOp
 				}
-				if e1 = bindFrom(fd, rootfd, op.path); e1 != 0 {
+				v.attr = mountAttr{set: op.attr}
+				if e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
 					goto failOp
 				}
 			} else {
@@ -839,15 +843,18 @@ waitRelease:
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
-				if e1 = bindFrom(fd, rootfd, op.path); e1 != 0 {
+				v.attr = mountAttr{set: op.attr}
+				if e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
 					goto failOp
 				}
 			}
-			step = stepSetattr
-			v.attr = mountAttr{set: op.attr}
-			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(op.path)),
-				unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
-				goto failOp
+			// Set on the clone already, where the kernel could.
+			if v.noTreeAttr {
+				step = stepSetattr
+				if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(op.path)),
+					unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
+					goto failOp
+				}
 			}
 		case opProc, opFS:
 			if op.kind == opProc {
@@ -1675,14 +1682,26 @@ func inTree(path *byte, treefd uintptr) *byte {
 
 // bindFrom binds what fd, an O_PATH descriptor in the host's tree, opens
 // (and what is mounted below it) at path under the root rootfd, and
-// closes fd: a clone of its tree, moved there.
+// closes fd: a clone of its tree, moved there, made with v.attr set on
+// each of its mounts (open_tree_attr, Linux 6.15: one call where
+// mount_setattr on it took a second). A kernel without it sets
+// v.noTreeAttr, and the caller sets the attributes after.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func bindFrom(fd, rootfd uintptr, path *byte) syscall.Errno {
-	tree, _, e1 := syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
-		unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) syscall.Errno {
+	var tree uintptr
+	e1 := syscall.ENOSYS
+	if !v.noTreeAttr {
+		tree, _, e1 = syscall.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, fd, uintptr(unsafe.Pointer(&empty[0])),
+			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0)
+		v.noTreeAttr = e1 == syscall.ENOSYS
+	}
+	if v.noTreeAttr {
+		tree, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
+			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	if e1 != 0 {
 		return e1

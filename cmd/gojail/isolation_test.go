@@ -548,12 +548,18 @@ print(sorted(n for n in os.listdir('/proc') if not n.isdigit()), os.path.exists(
 // The root's isolation with a shell alone, which the cgroup v2 VM runs too
 // (testdata/vm: no python there, and an older kernel, on which the init
 // cannot clone binds from a detached tree and enters the root with
-// pivot_root once it is built): ".." of the root and of each mount is the
-// root, and none of the host's own files is there.
+// pivot_root once it is built, nor make a bind's clone with its mount
+// attributes, open_tree_attr, which it sets after): ".." of the root and of
+// each mount is the root, none of the host's own files is there, every
+// mount is nosuid, and /usr and /dev/null's binds are read-only and
+// noexec.
 func TestRootIsolationShell(t *testing.T) {
 	o := gojail(t, "--policy", "sh", "-c", `r=$(stat -c %d:%i /)
 for d in / /usr /proc /tmp /dev; do [ "$(stat -c %d:%i $d/..)" = "$r" ] || echo "$d/.. is not /"; done
 for f in /root /home /etc/shadow /sys /boot; do [ -e $f ] && echo "$f is there"; done
+while read -r _ _ _ _ m o _; do case ",$o," in *,nosuid,*) ;; *) echo "$m is not nosuid" ;; esac; done </proc/self/mountinfo
+grep -q ' /usr ro,' /proc/self/mountinfo || echo "/usr is not read-only"
+grep -q ' /dev/null rw,nosuid,noexec' /proc/self/mountinfo || echo "/dev/null is not noexec"
 echo done`)
 	o.want(t, jail.StatusOK, 0)
 	if o.res.Stdout != "done\n" {
