@@ -194,7 +194,8 @@ type initVars struct {
 	how      openHow
 	st       syscall.Stat_t // a policy's bind source, as opened
 	// noTreeAttr: the kernel has no open_tree_attr (before Linux 6.15),
-	// and binds take mount_setattr after (bindFrom).
+	// or a filter refuses it, and binds take mount_setattr after
+	// (bindFrom).
 	noTreeAttr bool
 }
 
@@ -1684,8 +1685,8 @@ func inTree(path *byte, treefd uintptr) *byte {
 // (and what is mounted below it) at path under the root rootfd, and
 // closes fd: a clone of its tree, moved there, made with v.attr set on
 // each of its mounts (open_tree_attr, Linux 6.15: one call where
-// mount_setattr on it took a second). A kernel without it sets
-// v.noTreeAttr, and the caller sets the attributes after.
+// mount_setattr on it took a second). A kernel without it (or a filter
+// refusing it) sets v.noTreeAttr, and the caller sets the attributes after.
 //
 //go:nosplit
 //go:norace
@@ -1696,7 +1697,10 @@ func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) syscall.Errno {
 	if !v.noTreeAttr {
 		tree, _, e1 = syscall.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, fd, uintptr(unsafe.Pointer(&empty[0])),
 			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0)
-		v.noTreeAttr = e1 == syscall.ENOSYS
+		// EPERM too: a container's filter that predates the call may
+		// refuse it so, and a refusal of the attributes themselves comes
+		// again from mount_setattr.
+		v.noTreeAttr = e1 == syscall.ENOSYS || e1 == syscall.EPERM
 	}
 	if v.noTreeAttr {
 		tree, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),

@@ -880,6 +880,30 @@ func TestEarlySetupFailureNamed(t *testing.T) {
 	}
 }
 
+// Where open_tree_attr is missing (before Linux 6.15: ENOSYS) or refused
+// (EPERM, as by a container's filter older than the call), the binds take
+// their attributes from mount_setattr: the run is the same, /usr
+// read-only.
+func TestBindAttributesWithoutOpenTreeAttr(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, errno := range []syscall.Errno{unix.ENOSYS, unix.EPERM} {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), refusing(unix.SYS_OPEN_TREE_ATTR, errno, gojailBin, "run", "--json", "--", "/bin/sh", "-c",
+			"grep -q ' /usr ro,nosuid,nodev' /proc/self/mountinfo && echo ro"))
+		out, _ := cmd.Output()
+		var r jail.Result
+		if err := jsonUnmarshal(out, &r); err != nil {
+			t.Fatalf("%v: %v: %q", errno, err, out)
+		}
+		if r.Status != jail.StatusOK || r.Stdout != "ro\n" {
+			t.Errorf("open_tree_attr refused with %v: %s %q (%q), want ok \"ro\"", errno, r.Status, r.Stdout, r.Error)
+		}
+	}
+}
+
 // The init cloned at the entry has the descriptor limit the runtime gives
 // itself (the hard one), not the caller's soft one, which a policy's
 // limits.open_files may exceed: pid 2 places the listener's socket at that
