@@ -797,8 +797,9 @@ waitRelease:
 				goto failOp
 			}
 			// A recursive bind (the working directory is the new root),
-			// then read-only, nosuid and nodev on it and every submount.
+			// read-only, nosuid and nodev on it and every submount.
 			step = stepBind
+			v.attr = mountAttr{set: op.attr}
 			if op.noLinks {
 				// A policy's own: its tree cloned from a descriptor opened
 				// following no link (ELOOP if one was put on its path).
@@ -829,8 +830,7 @@ waitRelease:
 					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 					goto failOp
 				}
-				v.attr = mountAttr{set: op.attr}
-				if e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
+				if step, e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
 					goto failOp
 				}
 			} else {
@@ -844,16 +844,7 @@ waitRelease:
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
-				v.attr = mountAttr{set: op.attr}
-				if e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
-					goto failOp
-				}
-			}
-			// Set on the clone already, where the kernel could.
-			if v.noTreeAttr {
-				step = stepSetattr
-				if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, rootfd, uintptr(unsafe.Pointer(op.path)),
-					unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
+				if step, e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
 					goto failOp
 				}
 			}
@@ -1683,15 +1674,16 @@ func inTree(path *byte, treefd uintptr) *byte {
 
 // bindFrom binds what fd, an O_PATH descriptor in the host's tree, opens
 // (and what is mounted below it) at path under the root rootfd, and
-// closes fd: a clone of its tree, moved there, made with v.attr set on
-// each of its mounts (open_tree_attr, Linux 6.15: one call where
-// mount_setattr on it took a second). A kernel without it (or a filter
-// refusing it) sets v.noTreeAttr, and the caller sets the attributes after.
+// closes fd: a clone of its tree with v.attr set on each of its mounts,
+// moved there. The clone is made with them (open_tree_attr, Linux 6.15);
+// where the kernel has no open_tree_attr, or a filter refuses it,
+// v.noTreeAttr is set and they are set on the clone after
+// (mount_setattr). It returns the step that failed.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) syscall.Errno {
+func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) (Step, syscall.Errno) {
 	var tree uintptr
 	e1 := syscall.ENOSYS
 	if !v.noTreeAttr {
@@ -1705,15 +1697,23 @@ func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) syscall.Errno {
 	if v.noTreeAttr {
 		tree, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
 			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		if e1 == 0 {
+			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, tree, uintptr(unsafe.Pointer(&empty[0])),
+				unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {
+				syscall.RawSyscall(syscall.SYS_CLOSE, tree, 0, 0)
+				syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				return stepSetattr, e1
+			}
+		}
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	if e1 != 0 {
-		return e1
+		return stepBind, e1
 	}
 	_, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, tree, uintptr(unsafe.Pointer(&empty[0])),
 		rootfd, uintptr(unsafe.Pointer(path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, tree, 0, 0)
-	return e1
+	return stepBind, e1
 }
 
 // newMount makes a file system of type typ with the options opts and
