@@ -139,6 +139,20 @@ type childPlan struct {
 	cgPath  [3][cgPathMax]byte
 	cgErr   [3]int32
 	cgDone  uint32
+	// Asked with an 'l' (Early.askLimits, on v1), it also writes the
+	// run's limits into them (limits.EarlyWrites: cgWrites, each one's
+	// errno in cgWriteErr) and opens each one's tasks file, for pid 2 to
+	// join the cgroup by as soon as it starts (cgTasks, taskN of them, a
+	// negative errno for one it could not open); cgWrote (a futex) is 1
+	// once done. The run's plan gets the descriptors at the release, and
+	// joinTasks from the supervisor when the run takes them.
+	cgWrites   [cgWritesMax]cgWrite
+	cgWriteN   int
+	cgWriteErr [cgWritesMax]int32
+	cgWrote    uint32
+	cgTasks    [3]int32
+	taskN      int
+	joinTasks  bool
 
 	// cpus is the CPU affinity of the process that cloned an early init
 	// (cpusLen bytes of it; 0: none kept), which the init takes back once
@@ -166,6 +180,20 @@ type childPlan struct {
 	// execve; the init sends it after reaping pid 2 (failExit).
 	pid2Fail report
 }
+
+// cgWrite is one limits.EarlyWrite, as the init makes it: the file in
+// directory cgPath[dir], NUL-terminated, and the value's valueN bytes.
+type cgWrite struct {
+	dir     int32
+	missing limits.Missing
+	file    [cgFileMax]byte
+	value   [24]byte
+	valueN  int32
+}
+
+// cgWritesMax bounds the writes an early init makes (limits.EarlyWrites),
+// cgFileMax a control file's name.
+const cgWritesMax, cgFileMax = 8, 40
 
 // markBuf is what mark writes and sends, one per process (the init and pid
 // 2 run at the same time, in the same memory).
@@ -197,6 +225,9 @@ type initVars struct {
 	// or a filter refuses it, and binds take mount_setattr after
 	// (bindFrom).
 	noTreeAttr bool
+	// cgBuf: a control file's path, for an early init's cgroup writes
+	// (cgroupWrites).
+	cgBuf [cgPathMax + 1 + cgFileMax + 8]byte
 }
 
 // openHow is struct open_how for openat2(2) (Linux 5.6).
@@ -328,6 +359,88 @@ func cgroupDirs(c *childPlan, make bool) {
 		atomic.StoreUint32(&c.cgDone, 1)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgDone)), futexWake, 1, 0, 0, 0)
 	}
+}
+
+// cgroupWrites makes the writes an early init was asked for (cgWrites,
+// limits.EarlyWrites: in apply's order), into the directories it made,
+// and opens their tasks files, then says it is done (cgWrote). Raw system
+// calls only.
+//
+//go:norace
+//go:nosplit
+func cgroupWrites(c *childPlan) {
+	v := &c.vars
+	var e syscall.Errno
+	for i := 0; i < c.cgWriteN && i < len(c.cgWrites); i++ {
+		w := &c.cgWrites[i]
+		e = syscall.ENOENT // a directory it did not make
+		if int(w.dir) < c.cgCount && c.cgErr[w.dir] == 0 {
+			e = cgroupWrite(c, cgFile(v, &c.cgPath[w.dir], &w.file), &w.value, int(w.valueN))
+		}
+		c.cgWriteErr[i] = int32(e)
+		if e == 0 && w.missing == limits.MissingElse {
+			i++ // made: not the one after
+		} else if e != 0 && (e != syscall.ENOENT || w.missing == limits.MissingFails) {
+			break // the first error ends them
+		}
+	}
+	for i := 0; i < c.cgCount && i < len(c.cgTasks); i++ {
+		c.cgTasks[i] = -int32(syscall.ENOENT)
+		if c.cgErr[i] == 0 {
+			fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(cgFile(v, &c.cgPath[i], &tasksFile))),
+				syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+			if c.cgTasks[i] = int32(fd); e != 0 {
+				c.cgTasks[i] = -int32(e)
+			}
+		}
+		c.taskN = i + 1
+	}
+	atomic.StoreUint32(&c.cgWrote, 1)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgWrote)), futexWake, 1, 0, 0, 0)
+}
+
+// tasksFile is a v1 cgroup's tasks file, NUL-padded to cgFileMax.
+var tasksFile = [cgFileMax]byte{'t', 'a', 's', 'k', 's'}
+
+// cgFile is the path of the control file name in the directory dir, both
+// NUL-terminated, in v.cgBuf.
+//
+//go:norace
+//go:nosplit
+func cgFile(v *initVars, dir *[cgPathMax]byte, name *[cgFileMax]byte) *byte {
+	n := 0
+	for n < len(dir) && dir[n] != 0 {
+		v.cgBuf[n] = dir[n]
+		n++
+	}
+	v.cgBuf[n] = '/'
+	n++
+	for j := 0; j < len(name) && name[j] != 0; j++ {
+		v.cgBuf[n] = name[j]
+		n++
+	}
+	v.cgBuf[n] = 0
+	return &v.cgBuf[0]
+}
+
+// cgroupWrite writes the control file path (below the init's cgroup root)
+// in one write(2), as limits.WriteFile does, and returns its errno.
+//
+//go:norace
+//go:nosplit
+func cgroupWrite(c *childPlan, path *byte, value *[24]byte, n int) syscall.Errno {
+	fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(path)), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	for {
+		_, _, e = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&value[0])), uintptr(n))
+		if e != syscall.EINTR {
+			break
+		}
+	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	return e
 }
 
 // raiseOOMFloor, as root, sets this process's oom_score_adj to 1000 until
@@ -578,14 +691,18 @@ waitRelease:
 	step = stepRelease
 	for {
 		r1, _, e1 = syscall.RawSyscall(syscall.SYS_READ, uintptr(c.syncR), uintptr(unsafe.Pointer(&b[0])), 1)
-		if e1 != 0 || r1 != 1 || b[0] != 'r' && b[0] != 'c' {
+		if e1 != 0 || r1 != 1 || b[0] != 'r' && b[0] != 'c' && b[0] != 'l' {
 			cgroupDirs(c, false)
 			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0) // the supervisor gave up: nothing to report
 		}
 		if b[0] == 'r' {
 			break
 		}
-		cgroupDirs(c, true)
+		if b[0] == 'c' {
+			cgroupDirs(c, true)
+		} else {
+			cgroupWrites(c)
+		}
 	}
 	if c.cgRoot > 0 {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.cgRoot-1), 0, 0)
@@ -600,7 +717,8 @@ waitRelease:
 		syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, c.cpusLen, uintptr(unsafe.Pointer(&c.cpus[0])))
 	}
 	if c.next != nil { // an early init: the run's plan from here on
-		c.next.cpus, c.next.cpusLen = c.cpus, c.cpusLen // for pid 2 (spread)
+		c.next.cpus, c.next.cpusLen = c.cpus, c.cpusLen   // for pid 2 (spread)
+		c.next.cgTasks, c.next.taskN = c.cgTasks, c.taskN // for pid 2 (joinTasks)
 		c.next.vars.marks.ts = v.marks.ts
 		c = c.next
 		v = &c.vars
@@ -1152,6 +1270,21 @@ func childProgram(c *childPlan) {
 		fd = uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i])))
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
 			goto failOp
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	// Or the tasks files an early init opened (cgroupWrites), when the run
+	// took them; otherwise they are only closed.
+	for j = 0; j < c.taskN && j < len(c.cgTasks); j++ {
+		if c.cgTasks[j] < 0 {
+			continue
+		}
+		fd = uintptr(c.cgTasks[j])
+		if c.joinTasks {
+			if _, _, e1 = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&self[0])), 1); e1 != 0 {
+				i = c.joinFirst + j // as the message's would be numbered
+				goto failOp
+			}
 		}
 		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 	}

@@ -17,10 +17,15 @@ import (
 // weaker, and in --debug why.
 func (s *supervisor) cgroup() error {
 	l := &s.p.Limits
-	spec := limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone}
+	spec := s.cgSpec()
 	var why string
-	if spec.Name, spec.Made, why = s.early.cgroupMade(); len(spec.Made) > 0 {
-		s.log("cgroup: %d of its directories made by the init before its release", len(spec.Made))
+	var tasks bool
+	if spec.Name, spec.Made, spec.Wrote, tasks, why = s.early.cgroupMade(spec); len(spec.Made) > 0 {
+		wrote := ""
+		if spec.Wrote != nil {
+			wrote = ", and its limits written there"
+		}
+		s.log("cgroup: %d of its directories made by the init before its release%s", len(spec.Made), wrote)
 	} else if why != "" {
 		s.log("cgroup: the directories the init was asked to make are not taken (%s): made here", why)
 	}
@@ -29,6 +34,7 @@ func (s *supervisor) cgroup() error {
 	switch {
 	case err == nil:
 		s.cg = cg
+		s.joinTasks = tasks
 		m := cg.Mechanism()
 		s.log("%s: memory %s (swap off), %d processes%s; the program's tree, not the jail's init", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
 		s.enforced["memory"], s.enforced["pids"], s.enforced["cpu_time"] = m, m, m+"+rlimit"
@@ -62,6 +68,12 @@ func (s *supervisor) cgroup() error {
 		s.rlimitNames = append(s.rlimitNames, rl.Name)
 	}
 	return nil
+}
+
+// cgSpec is what the run's cgroup enforces.
+func (s *supervisor) cgSpec() limits.Spec {
+	l := &s.p.Limits
+	return limits.Spec{Memory: int64(l.Memory), Pids: l.Pids, CPUs: l.CPUs, TCP: s.p.Net.Mode != policy.NetNone}
 }
 
 // filter loads the policy's compiled seccomp filter, and readies the

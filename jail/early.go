@@ -41,6 +41,9 @@ type Early struct {
 	cgName  string
 	cgDirs  []string
 	cgAsked time.Time
+	// limits: the spec whose limits the init was asked to write into
+	// those directories (askLimits), if any.
+	limits *limits.Spec
 }
 
 // jailPipes are the descriptors between the supervisor and a jail's init,
@@ -205,6 +208,50 @@ func (e *Early) askCgroup() {
 	}
 }
 
+// askLimits asks the init, once it has made the directories (askCgroup),
+// to write spec's limits into them and to open their tasks files, with an
+// 'l' on the release pipe: it idles until its release, while this process
+// still reads the run, where the limits would be written after the
+// release (v1), while pid 2 waits for them. Nothing is asked when no
+// directories were, or when the writes do not all go into them or do not
+// fit the plan (limits.EarlyWrites).
+func (e *Early) askLimits(spec limits.Spec) {
+	if e == nil || e.done || e.cgName == "" || e.limits != nil {
+		return
+	}
+	c := e.cp
+	if !c.setWrites(limits.EarlyWrites(spec)) {
+		return
+	}
+	if n, err := syscall.Write(e.p.syncW, []byte{'l'}); n != 1 || err != nil {
+		c.cgWriteN = 0
+		return
+	}
+	e.limits = &spec
+}
+
+// setWrites puts ews into the first plan c for the init (cgroupWrites),
+// and reports whether they fit: none do unless all do.
+func (c *childPlan) setWrites(ews []limits.EarlyWrite) bool {
+	if len(ews) == 0 || len(ews) > len(c.cgWrites) {
+		return false
+	}
+	for _, w := range ews {
+		if w.Dir >= c.cgCount || len(w.File) >= cgFileMax || len(w.Value) > len(c.cgWrites[0].value) {
+			return false
+		}
+	}
+	for i, w := range ews {
+		cw := &c.cgWrites[i]
+		cw.dir, cw.missing, cw.valueN = int32(w.Dir), w.Missing, int32(len(w.Value))
+		cw.file = [cgFileMax]byte{}
+		copy(cw.file[:], w.File)
+		copy(cw.value[:], w.Value)
+	}
+	c.cgWriteN = len(ews)
+	return true
+}
+
 // cgroupMade waits for the init to have made the directories askCgroup
 // asked for, and returns the run's name and those it made, which the run
 // takes (limits.Spec.Made: New removes those it does not use). None when
@@ -214,28 +261,52 @@ func (e *Early) askCgroup() {
 // another pid namespace takes an empty run directory so old, with a name
 // it cannot judge, for one left behind (limits.foreignAge). In the last
 // two cases why says, for --debug, why none are taken.
-func (e *Early) cgroupMade() (name string, made []string, why string) {
+//
+// When the init was asked to write spec's limits too (askLimits) and has
+// made every directory, wrote has the results (limits.Spec.Wrote); with
+// tasks, its descriptors of the tasks files are there for pid 2
+// (joinTasks).
+func (e *Early) cgroupMade(spec limits.Spec) (name string, made []string, wrote []error, tasks bool, why string) {
 	if e == nil || e.cgName == "" {
-		return "", nil, ""
+		return "", nil, nil, false, ""
 	}
 	if time.Since(e.cgAsked) > cgFresh {
-		return "", nil, fmt.Sprintf("asked for more than %v ago", cgFresh)
+		return "", nil, nil, false, fmt.Sprintf("asked for more than %v ago", cgFresh)
 	}
 	c := e.cp
-	for deadline := time.Now().Add(time.Second); atomic.LoadUint32(&c.cgDone) == 0; {
+	done := func() bool {
+		return atomic.LoadUint32(&c.cgDone) != 0 && (e.limits == nil || atomic.LoadUint32(&c.cgWrote) != 0)
+	}
+	for deadline := time.Now().Add(time.Second); !done(); {
 		if time.Now().After(deadline) {
-			return "", nil, "not made within a second"
+			return "", nil, nil, false, "not made within a second"
+		}
+		flag := &c.cgDone
+		if atomic.LoadUint32(flag) != 0 {
+			flag = &c.cgWrote
 		}
 		ts := unix.Timespec{Nsec: int64(time.Millisecond)}
-		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgDone)), futexWait, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(flag)), futexWait, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
 	}
 	for i, dir := range e.cgDirs {
 		if atomic.LoadInt32(&c.cgErr[i]) == 0 {
 			made = append(made, dir)
 		}
 	}
+	if l := e.limits; l != nil && l.Memory == spec.Memory && l.Pids == spec.Pids && l.CPUs == spec.CPUs && l.TCP == spec.TCP && len(made) == len(e.cgDirs) {
+		wrote = make([]error, c.cgWriteN)
+		for i := range wrote {
+			if errno := syscall.Errno(c.cgWriteErr[i]); errno != 0 {
+				wrote[i] = errno
+			}
+		}
+		tasks = c.taskN == len(e.cgDirs)
+		for i := 0; i < c.taskN; i++ {
+			tasks = tasks && c.cgTasks[i] >= 0
+		}
+	}
 	name, e.cgName, e.cgDirs = e.cgName, "", nil // the run's now
-	return name, made, ""
+	return name, made, wrote, tasks, ""
 }
 
 // cgFresh is how long after askCgroup a run takes the directories the

@@ -155,6 +155,7 @@ type supervisor struct {
 	cg        limits.Cgroup     // nil when no cgroup could be used
 	early     *Early            // the early init adopted, nil for none
 	joinPaths []string          // cgroup v1: the tasks files the child writes itself into
+	joinTasks bool              // cgroup v1: the early init opened them (Early.cgroupMade)
 	joinFirst int               // 1 when the child's message brings its stdin before them
 	prepared  bool              // a jail made ahead of its program (Prepare)
 	// ignoredLater: the plan's ignored signals come with the init (adopt).
@@ -223,6 +224,11 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	var none jailFds
 	if err := ownProc(); err != nil {
 		return none, err
+	}
+	// The init started early writes the cgroup's limits while this process
+	// makes the plan (v1).
+	if !s.prepared {
+		s.in.Early.askLimits(s.cgSpec())
 	}
 	plan, err := s.prepare()
 	if err != nil {
@@ -303,7 +309,7 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	// and, on v1, the cgroup after its release (lateJoin): it has made its
 	// namespaces while this process read the run, and the cgroup is made
 	// while it builds the root; pid 2 receives the message.
-	late := e != nil && !limits.V2()
+	late := e != nil && !limits.V2() && e.limits == nil
 	joinFirst := 0
 	if e != nil {
 		joinFirst = 1
@@ -320,6 +326,11 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		if s.cg != nil {
 			if fd := s.cg.IntoFd(); fd >= 0 {
 				send, into = append(send, fd), true
+			} else if s.joinTasks {
+				// The early init has the tasks files open: pid 2 writes
+				// itself into them as it starts.
+				s.joinPaths = s.cg.TaskFiles()
+				cp.joinTasks = true
 			} else {
 				s.joinPaths = s.cg.TaskFiles()
 				tasks, err := openTaskFiles(s.joinPaths)

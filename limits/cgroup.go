@@ -68,6 +68,86 @@ type Spec struct {
 	// those it does not use, and every one when it fails.
 	Name string
 	Made []string
+	// Wrote: the results of EarlyWrites(spec), made by another process
+	// into the directories Made, in order; New then writes none of them.
+	Wrote []error
+}
+
+// A Write is one control file a run's cgroup is set up with: on v1 its
+// hierarchy (Ctrl), its file and value, and what a missing file (ENOENT)
+// means.
+type Write struct {
+	Ctrl    string
+	File    string
+	Value   string
+	Missing Missing
+}
+
+// Missing says what a control file that is missing means.
+type Missing uint8
+
+const (
+	MissingFails Missing = iota // an error, as any other
+	MissingSkips                // nothing to write on this kernel
+	// MissingElse: the next write is made instead; when this one is made,
+	// the next is not.
+	MissingElse
+)
+
+// apply makes the writes in order, each with do (which returns the file's
+// path and the write's error), as their Missing says, and returns the
+// first error, naming the file and the value. Another process's writes
+// (EarlyWrite) follow the same order.
+func apply(ws []Write, do func(i int) (string, error)) error {
+	for i := 0; i < len(ws); i++ {
+		path, err := do(i)
+		switch {
+		case err == nil:
+			if ws[i].Missing == MissingElse {
+				i++
+			}
+		case errors.Is(err, unix.ENOENT) && ws[i].Missing != MissingFails:
+		default:
+			return fmt.Errorf("write %q to %s: %w", ws[i].Value, path, err)
+		}
+	}
+	return nil
+}
+
+// An EarlyWrite is a Write that another process makes before New, into
+// the directory EarlyDirs names at index Dir, following apply's order:
+// after a write made with MissingElse the next is not made, and the first
+// error ends them.
+type EarlyWrite struct {
+	Write
+	Dir int
+}
+
+// EarlyWrites are the writes New would make for spec into the directories
+// EarlyDirs names, for another process to make before it (a jail's init,
+// while it waits for its release): on v1 the memory and process limits.
+// None on v2 (its controllers reach a directory only once New has enabled
+// them in its parent), nor when a write goes to a hierarchy EarlyDirs
+// leaves out (the cpu quota's).
+func EarlyWrites(spec Spec) []EarlyWrite {
+	if mount, err := unifiedMount(); err != nil || mount != "" {
+		return nil
+	}
+	var ews []EarlyWrite
+	for _, w := range v1Writes(spec) {
+		dir := 0
+		for _, ctrl := range v1Controllers {
+			if ctrl == "cpu" {
+				return nil // not among EarlyDirs
+			}
+			if ctrl == w.Ctrl {
+				break
+			}
+			dir++
+		}
+		ews = append(ews, EarlyWrite{w, dir})
+	}
+	return ews
 }
 
 // Usage is what a cgroup measured.

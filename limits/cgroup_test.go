@@ -149,3 +149,41 @@ func TestRootRetried(t *testing.T) {
 		t.Fatalf("root() once descriptors were free: %d, %v", fd, err)
 	}
 }
+
+// apply asks for the writes in order, leaves out the one after a write
+// made with MissingElse, takes a missing file as that one's turn or, with
+// MissingSkips, as nothing, and stops at the first error, which names the
+// file and the value: the order an early init follows (EarlyWrite).
+func TestApplyOrder(t *testing.T) {
+	ws := []Write{
+		{"memory", "memory.limit_in_bytes", "1", MissingFails},
+		{"memory", "memory.memsw.limit_in_bytes", "1", MissingElse},
+		{"memory", "memory.swappiness", "0", MissingFails},
+		{"memory", "memory.kmem.tcp.limit_in_bytes", "1", MissingSkips},
+		{"pids", "pids.max", "2", MissingFails},
+	}
+	for _, tc := range []struct {
+		results map[int]error
+		asked   []int
+		err     string
+	}{
+		{map[int]error{}, []int{0, 1, 3, 4}, ""},
+		{map[int]error{1: unix.ENOENT, 3: unix.ENOENT}, []int{0, 1, 2, 3, 4}, ""},
+		{map[int]error{1: unix.EBUSY}, []int{0, 1}, `write "1" to /x/memory.memsw.limit_in_bytes: device or resource busy`},
+		{map[int]error{1: unix.ENOENT, 2: unix.ENOENT}, []int{0, 1, 2}, `write "0" to /x/memory.swappiness: no such file or directory`},
+		{map[int]error{4: unix.ENOENT}, []int{0, 1, 3, 4}, `write "2" to /x/pids.max: no such file or directory`},
+	} {
+		var asked []int
+		err := apply(ws, func(i int) (string, error) {
+			asked = append(asked, i)
+			return "/x/" + ws[i].File, tc.results[i]
+		})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if fmt.Sprint(asked) != fmt.Sprint(tc.asked) || got != tc.err {
+			t.Errorf("results %v: asked %v, error %q; want %v, %q", tc.results, asked, got, tc.asked, tc.err)
+		}
+	}
+}

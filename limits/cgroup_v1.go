@@ -113,43 +113,47 @@ func v1Dirs(own map[string]string, name string) map[string]string {
 	return dirs
 }
 
-func (c *v1) set(spec Spec) error {
-	mem := c.dirs["memory"]
+// v1Writes are the control files a run's v1 cgroup is set up with, in
+// order.
+func v1Writes(spec Spec) []Write {
 	limit := strconv.FormatInt(spec.Memory, 10)
-	if err := write(mem, "memory.limit_in_bytes", limit); err != nil {
-		return err
-	}
-	// Swap off: memory+swap capped at the memory limit where the kernel
-	// accounts swap, else no swapping for this cgroup at all.
-	if exists(filepath.Join(mem, "memory.memsw.limit_in_bytes")) {
-		if err := write(mem, "memory.memsw.limit_in_bytes", limit); err != nil {
-			return err
-		}
-	} else if err := write(mem, "memory.swappiness", "0"); err != nil {
-		return err
+	ws := []Write{
+		{"memory", "memory.limit_in_bytes", limit, MissingFails},
+		// Swap off: memory+swap capped at the memory limit where the
+		// kernel accounts swap, else no swapping for this cgroup at all.
+		{"memory", "memory.memsw.limit_in_bytes", limit, MissingElse},
+		{"memory", "memory.swappiness", "0", MissingFails},
 	}
 	// TCP socket buffers, which v1 leaves out of the memory counter, capped
 	// at the memory limit too: without it 120 connections of a 32 MiB jail
 	// held 447 MiB. The write turns their counting on (the kernel logs once
 	// that this file is deprecated).
-	if spec.TCP && exists(filepath.Join(mem, "memory.kmem.tcp.limit_in_bytes")) {
-		if err := write(mem, "memory.kmem.tcp.limit_in_bytes", limit); err != nil {
-			return err
-		}
+	if spec.TCP {
+		ws = append(ws, Write{"memory", "memory.kmem.tcp.limit_in_bytes", limit, MissingSkips})
 	}
-	if err := write(c.dirs["pids"], "pids.max", strconv.Itoa(spec.Pids)); err != nil {
-		return err
-	}
+	ws = append(ws, Write{"pids", "pids.max", strconv.Itoa(spec.Pids), MissingFails})
 	if spec.CPUs > 0 {
 		const period = 100000
-		if err := write(c.dirs["cpu"], "cpu.cfs_period_us", strconv.Itoa(period)); err != nil {
-			return err
-		}
-		if err := write(c.dirs["cpu"], "cpu.cfs_quota_us", strconv.Itoa(int(spec.CPUs*period))); err != nil {
-			return err
-		}
+		ws = append(ws, Write{"cpu", "cpu.cfs_period_us", strconv.Itoa(period), MissingFails},
+			Write{"cpu", "cpu.cfs_quota_us", strconv.Itoa(int(spec.CPUs * period)), MissingFails})
 	}
-	return nil
+	return ws
+}
+
+// set writes the limits, or takes the results of another process's
+// writes of them (Spec.Wrote).
+func (c *v1) set(spec Spec) error {
+	ws := v1Writes(spec)
+	if spec.Wrote != nil && len(spec.Wrote) != len(ws) {
+		return fmt.Errorf("BUG(gojail): %d cgroup writes made early, %d to make", len(spec.Wrote), len(ws))
+	}
+	return apply(ws, func(i int) (string, error) {
+		path := filepath.Join(c.dirs[ws[i].Ctrl], ws[i].File)
+		if spec.Wrote != nil {
+			return path, spec.Wrote[i]
+		}
+		return path, WriteFile(path, ws[i].Value)
+	})
 }
 
 // TaskFiles are each hierarchy's tasks file. The kernel checks a write

@@ -1230,6 +1230,63 @@ func TestCPUAffinityKept(t *testing.T) {
 	t.Run("without-entry", func(t *testing.T) { check(t, buildGojail(t)) })
 }
 
+// On cgroup v1 the init cloned at the entry writes the run's limits into
+// the directories it made, and opens their tasks files, by which pid 2
+// joins the cgroup (Early.askLimits): each hierarchy holds the program,
+// with the limits asked for.
+func TestEarlyCgroupLimits(t *testing.T) {
+	probe := gojail(t, "--", "/bin/true")
+	if probe.res.Enforced["memory"] != "cgroup-v1" {
+		t.Skipf("the limits are written early on cgroup v1 only (enforced memory: %q)", probe.res.Enforced["memory"])
+	}
+	cmd := exec.Command(gojailBin, "run", "--debug", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--", "/bin/sleep", "10")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if !strings.Contains(stderr.String(), "cgroup: 3 of its directories made by the init before its release, and its limits written there") {
+			t.Errorf("the limits were not written by the init:\n%s", stderr.String())
+		}
+	}()
+	var dirs []string
+	waitFor(t, func() bool { dirs = ourCgroups(t); return len(dirs) == 1 })
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := func(ctrl string) string {
+		for _, line := range strings.Split(string(own), "\n") {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), ctrl) {
+				return filepath.Join("/sys/fs/cgroup", ctrl, f[2], "gojail", filepath.Base(dirs[0]))
+			}
+		}
+		t.Fatalf("no %s hierarchy in /proc/self/cgroup", ctrl)
+		return ""
+	}
+	var tasks string
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(path("memory"), "tasks"))
+		tasks = strings.TrimSpace(string(b))
+		return tasks != ""
+	})
+	for _, ctrl := range []string{"memory", "pids", "cpuacct"} {
+		if b, err := os.ReadFile(filepath.Join(path(ctrl), "tasks")); err != nil || strings.TrimSpace(string(b)) != tasks {
+			t.Errorf("%s tasks: %q (%v), want %q, as the memory hierarchy's", ctrl, b, err, tasks)
+		}
+	}
+	for file, want := range map[string]string{"memory/memory.limit_in_bytes": "104857600", "pids/pids.max": "7"} {
+		ctrl, name, _ := strings.Cut(file, "/")
+		if b, err := os.ReadFile(filepath.Join(path(ctrl), name)); err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s: %q (%v), want %s", file, b, err, want)
+		}
+	}
+}
+
 // The init cloned at the entry makes the run's cgroup directories while it
 // waits for its release (three on v1, one on v2), and the run takes them;
 // a run that discards the init (its policy file wants the host's
@@ -1247,6 +1304,10 @@ func TestEarlyCgroupDirs(t *testing.T) {
 	}
 	if want := fmt.Sprintf("cgroup: %d of its directories made by the init before its release", dirs); !strings.Contains(debug, want) {
 		t.Errorf("the init did not make the run's %d cgroup directories:\n%s", dirs, debug)
+	}
+	// On v1 it writes the limits there too (Early.askLimits).
+	if wrote := strings.Contains(debug, ", and its limits written there"); wrote != (dirs == 3) {
+		t.Errorf("the init wrote the limits: %v, want %v (v1 only):\n%s", wrote, dirs == 3, debug)
 	}
 	host := writeFile(t, tempDir(t), "host.toml", "base = \"exec\"\n[net]\nmode = \"host\"\n", 0o644)
 	if o := gojail(t, "--policy", host, "--", "/bin/true"); o.res.Status != jail.StatusOK {
