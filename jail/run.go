@@ -395,6 +395,9 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 			return fail(err)
 		}
 	}
+	if s.cg != nil {
+		s.cg.KeepCounters()
+	}
 	return fds, nil
 }
 

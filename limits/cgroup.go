@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type Cgroup interface {
 	// threadgroup lock, whose first writer waits for an RCU grace period
 	// (5-30 ms measured here; Linux 5.19). Nil on v2: use IntoFd.
 	TaskFiles() []string
+	// KeepCounters opens the files the figures are read from, to be read
+	// with one pread each (a figure read before opens its file for that
+	// read): once the jail is released, off the way to it.
+	KeepCounters()
 	// CPU is the CPU time used so far by every process in the cgroup.
 	CPU() (time.Duration, error)
 	// Usage reads the figures of the finished run: CPU time and peak
@@ -198,7 +203,10 @@ func New(spec Spec) (cg Cgroup, err error) {
 	if name == "" {
 		name = runName()
 	}
-	own, err := ownCgroups()
+	own, err := earlyOwn(spec.Made), error(nil)
+	if own == nil {
+		own, err = ownCgroups()
+	}
 	if err != nil {
 		return nil, &ErrNoCgroup{fmt.Sprintf("read /proc/self/cgroup: %v", err)}
 	}
@@ -243,6 +251,13 @@ func EarlyDirs() (name string, rel, abs []string) {
 		return "", nil, nil
 	}
 	name = runName()
+	defer func() {
+		if len(abs) > 0 {
+			earlyMu.Lock()
+			earlyRead = earlyDirs{own, abs}
+			earlyMu.Unlock()
+		}
+	}()
 	if mount != "" {
 		path, ok := own[""]
 		if !ok {
@@ -269,6 +284,32 @@ func EarlyDirs() (name string, rel, abs []string) {
 		rel = append(rel, r)
 	}
 	return name, rel, abs
+}
+
+// earlyRead is this process's cgroups as the last EarlyDirs read them,
+// with the directories it named.
+var (
+	earlyMu   sync.Mutex
+	earlyRead earlyDirs
+)
+
+type earlyDirs struct {
+	own  map[string]string
+	dirs []string
+}
+
+// earlyOwn is this process's cgroups as EarlyDirs read them when made
+// holds directories it named (New takes them): the paths they were named
+// from, without a second read of /proc/self/cgroup. Nil otherwise.
+func earlyOwn(made []string) map[string]string {
+	earlyMu.Lock()
+	defer earlyMu.Unlock()
+	for _, dir := range made {
+		if slices.Contains(earlyRead.dirs, dir) {
+			return earlyRead.own
+		}
+	}
+	return nil
 }
 
 // V2 reports whether a run's cgroup would be a v2 one (false for v1, and
@@ -468,10 +509,11 @@ func WriteFile(path, value string) error {
 	}
 }
 
-// counters keeps the control files a run's figures come from open from the
-// cgroup's set-up to its removal, so that each reading is one pread rather
-// than an open, a read and a close; for a prepared jail the opening is done
-// before the request. A file not kept open is opened for the one reading.
+// counters keeps the control files a run's figures come from open from
+// KeepCounters to the cgroup's removal, so that each reading is one pread
+// rather than an open, a read and a close; for a prepared jail the opening
+// is done before the request. A file not kept open is opened for the one
+// reading.
 type counters struct {
 	mu  sync.Mutex
 	fds map[string]int // path -> descriptor

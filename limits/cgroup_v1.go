@@ -81,9 +81,12 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		cg.Remove()
 		return nil, err
 	}
-	cg.k.keep(cg.dirs["cpuacct"], "cpuacct.usage")
-	cg.k.keep(cg.dirs["memory"], "memory.max_usage_in_bytes", "memory.failcnt", "memory.oom_control")
 	return cg, nil
+}
+
+func (c *v1) KeepCounters() {
+	c.k.keep(c.dirs["cpuacct"], "cpuacct.usage")
+	c.k.keep(c.dirs["memory"], "memory.max_usage_in_bytes", "memory.failcnt", "memory.oom_control")
 }
 
 // made reports whether dir is one of the run's directories already made,

@@ -75,9 +75,10 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	cg.fd = fd
-	cg.k.keep(dir, "cpu.stat", "memory.peak", "memory.events")
 	return cg, nil
 }
+
+func (c *v2) KeepCounters() { c.k.keep(c.dir, "cpu.stat", "memory.peak", "memory.events") }
 
 // v2Base is where a run's gojail directory goes: beside this process's
 // own cgroup (own, its path in mount), or in the root when it is there.
