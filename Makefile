@@ -23,8 +23,14 @@ ENTRY := github.com/gojail/gojail/jail.entry
 
 .PHONY: build generate deps bench-smoke bench-deps demo test test-unit test-rootless bench clean
 
+# The binary is linked to a temporary file and copied into place: the Go
+# linker writes its output through a shared mapping, and the page cache then
+# holds it in 4 KB pages, where a copy's writes fill it in large folios; a
+# run of the linked file itself took 0.11-0.15 ms longer (1000 pairs; the
+# page-fault count is the same). The copy is what an installed binary is.
 build: deps
-	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -E $(ENTRY) -X main.version=$(VERSION)" -o $(BIN) ./cmd/gojail
+	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -E $(ENTRY) -X main.version=$(VERSION)" -o $(BIN).linked ./cmd/gojail
+	cp $(BIN).linked $(BIN).new && mv $(BIN).new $(BIN) && rm $(BIN).linked
 	CGO_ENABLED=1 $(GO) build -trimpath -o bin/gojail-seccomp ./cmd/gojail-seccomp
 
 # Regenerates the embedded default seccomp profile and the system-call name
