@@ -27,7 +27,9 @@ ENTRY := github.com/gojail/gojail/jail.entry
 # linker writes its output through a shared mapping, and the page cache then
 # holds it in 4 KB pages, where a copy's writes fill it in large folios; a
 # run of the linked file itself took 0.11-0.15 ms longer (1000 pairs; the
-# page-fault count is the same). The copy is what an installed binary is.
+# page-fault count is the same). Once dropped from the cache (a reboot),
+# exec reads it back in 4 KB pages, as it does every executable: make bench
+# measures it so (testdata/bench/run.sh).
 build: deps
 	CGO_ENABLED=0 GOEXPERIMENT=$(GOJAIL_EXPERIMENT) $(GO) build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w -E $(ENTRY) -X main.version=$(VERSION)" -o $(BIN).linked ./cmd/gojail
 	cp $(BIN).linked $(BIN).new && mv $(BIN).new $(BIN) && rm $(BIN).linked

@@ -13,6 +13,13 @@ if [ -z "${GOJAIL_BENCH_ENV:-}" ]; then
 fi
 gojail=$(realpath "${1:-bin/gojail}")
 runs=${2:-200}
+# gojail's executable as exec reads it after a boot, as it reads the
+# system's executables and libraries that bubblewrap and the bare commands
+# run: into 4 KB pages of the page cache. A copy just written (make build
+# copies the linked file into place) is held in large folios, and runs
+# 0.13-0.19 ms faster until it is dropped from the cache.
+sync "$gojail"
+dd if="$gojail" iflag=nocache count=0 status=none
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d /tmp/gojail-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
