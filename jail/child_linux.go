@@ -73,7 +73,6 @@ type childPlan struct {
 	path         *byte     // the program, as a path inside the jail
 	argv         []*byte   // NULL-terminated
 	envv         []*byte   // NULL-terminated
-	lastCap      uintptr   // highest capability number of this kernel
 	ignored      []uintptr // signals the supervisor's caller left ignored
 	scrub        [][]byte  // the argv and environment areas, blanked in the init
 
@@ -603,6 +602,27 @@ func childInit(c *childPlan) {
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_UNSHARE, c.unshareFlags, 0, 0); e1 != 0 {
 		goto fail
 	}
+	// The capability bounding and ambient sets emptied, for pid 2 to
+	// inherit at its clone, while the init waits for its release rather
+	// than on pid 2's way to the program: the init never execs, so they
+	// limit nothing of its own (its effective set is untouched). Every
+	// number up to the kernel's last, which PR_CAPBSET_DROP refuses past
+	// with EINVAL.
+	step = stepCapBound
+	for j = 0; j < 64; j++ {
+		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, uintptr(j), 0); e1 != 0 {
+			break
+		}
+	}
+	if e1 != syscall.EINVAL || j == 0 {
+		goto fail
+	}
+	step = stepCapAmbient
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	j = 0
+
 	// The time, for --debug's mark, which an early init's first plan
 	// cannot ask for yet.
 	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&v.marks.ts)), 0)
@@ -1211,9 +1231,7 @@ func childProgram(c *childPlan) {
 	}
 	// First what needs neither the cgroup nor the jail's user (an early
 	// init's pid 2 may wait for its cgroup below, while the init builds the
-	// root): its own session, the dispositions, the listener's socket, and
-	// the bounding and ambient capability sets (the effective set, which the
-	// steps up to capset use, is untouched).
+	// root): its own session, the dispositions and the listener's socket.
 	step = stepSetsid
 	if _, _, e1 = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e1 != 0 {
 		goto fail
@@ -1241,19 +1259,10 @@ func childProgram(c *childPlan) {
 			goto fail
 		}
 	}
-	// No capability survives: the bounding set, the ambient set, then all
-	// of effective, permitted and inheritable (the uid is not 0, so execve
+	// No capability survives: the bounding and ambient sets, emptied by
+	// the init before this process's clone, then (capset, below) all of
+	// effective, permitted and inheritable (the uid is not 0, so execve
 	// would clear most of them anyway).
-	step = stepCapBound
-	for j = 0; j <= int(c.lastCap); j++ {
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, uintptr(j), 0); e1 != 0 {
-			goto fail
-		}
-	}
-	step = stepCapAmbient
-	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
 
 	// Into the jail's cgroup before anything of the program's, on v1 (on
 	// v2 clone3 put this process there): "0", this thread, to each

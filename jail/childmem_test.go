@@ -7,7 +7,6 @@ import (
 	"os"
 	"reflect"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -251,18 +250,6 @@ func TestInitOutsideCgroup(t *testing.T) {
 	}
 	if len(children) != 1 || len(procs) != 1 || fmt.Sprint(procs[0]) != children[0] {
 		t.Fatalf("the cgroup holds %v; the init is %d, its children %v: want pid 2 alone", procs, pj.s.pid, children)
-	}
-}
-
-// lastCap, found by PR_CAPBSET_READ, is the kernel's own highest
-// capability number.
-func TestLastCap(t *testing.T) {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		t.Skipf("no /proc/sys/kernel/cap_last_cap to compare with: %v", err)
-	}
-	if got, want := lastCap(), strings.TrimSpace(string(b)); strconv.Itoa(got) != want {
-		t.Fatalf("lastCap %d, the kernel says %s", got, want)
 	}
 }
 

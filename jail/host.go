@@ -111,22 +111,6 @@ func signalList(mask uint64) []uintptr {
 	return sigs
 }
 
-// lastCap is the kernel's highest capability number: the last that
-// PR_CAPBSET_READ knows (it refuses a number past it with EINVAL), found
-// in a few calls rather than a read of /proc/sys/kernel/cap_last_cap.
-var lastCap = sync.OnceValue(func() int {
-	lo, hi := 0, 63 // lo is known, hi+1 is not
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_READ, uintptr(mid), 0); e == syscall.EINVAL {
-			hi = mid - 1
-		} else {
-			lo = mid
-		}
-	}
-	return lo
-})
-
 // callerSlack is the timer slack of the process's main thread, read as the
 // package initialises (on that thread), or the one it had before the
 // entry's StartSlack (entrySlack): the caller's, which a jail's program

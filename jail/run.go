@@ -467,7 +467,6 @@ func (s *supervisor) prepare() (*childPlan, error) {
 			fsOpt{cstr("uid"), cstr(strconv.Itoa(p.Run.UID))}, fsOpt{cstr("gid"), cstr(strconv.Itoa(p.Run.GID))}),
 		hostname: []byte(p.Run.Hostname),
 		workdir:  cstr(p.Run.Workdir),
-		lastCap:  uintptr(lastCap()),
 		debug:    s.debug,
 		scrub:    argvAndEnviron(),
 	}
