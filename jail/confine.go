@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,7 +23,7 @@ func (s *supervisor) cgroup() error {
 	var tasks bool
 	if spec.Name, spec.Made, spec.Wrote, tasks, why = s.early.cgroupMade(spec); len(spec.Made) > 0 {
 		wrote := ""
-		if spec.Wrote != nil {
+		if spec.Wrote != nil && !slices.ContainsFunc(spec.Wrote, func(err error) bool { return err != nil }) {
 			wrote = ", and its limits written there"
 		}
 		s.log("cgroup: %d of its directories made by the init before its release%s", len(spec.Made), wrote)

@@ -185,6 +185,7 @@ type supervisor struct {
 	closed      bool         // closeAll has run: the pidfd and cgroup are gone, nothing to kill
 	hardKill    *time.Timer  // SIGKILL for an init that does not stop when asked
 	blocked     string       // the system call the filter stopped, in words
+	pollErr     error        // why waiting for the jail failed (killPoll)
 	spec        seccomp.Spec // the filter's rules, for log mode
 	rlimitNames []string     // the init's rlimits, by index, for errors
 	events      []SeccompEvent
@@ -202,6 +203,7 @@ const (
 	killCPU     = "cpu"
 	killOutput  = "output"
 	killContext = "context"
+	killPoll    = "poll" // waiting for the jail failed (pollErr)
 	killSyscall = "syscall"
 )
 
@@ -358,7 +360,13 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		}
 		if len(send) > 0 {
 			if err := sendFds(fds.notifyR, send); err != nil {
-				return err
+				what := "the cgroup"
+				if joinCount == 0 {
+					what = "the program's stdin"
+				} else if joinFirst > 0 {
+					what = "the program's stdin and the cgroup"
+				}
+				return fmt.Errorf("send %s to the jail: %w", what, err)
 			}
 		}
 		if e != nil {
@@ -395,9 +403,6 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 			return fail(err)
 		}
 	}
-	if s.cg != nil {
-		s.cg.KeepCounters()
-	}
 	return fds, nil
 }
 
@@ -429,10 +434,7 @@ func closeFds(fds []int) {
 // sendFds sends descriptors to the child, in one message on the
 // listener's socket: an early init's stdin, the jail's cgroup.
 func sendFds(sock int, fds []int) error {
-	if err := unix.Sendmsg(sock, []byte{'J'}, unix.UnixRights(fds...), nil, 0); err != nil {
-		return fmt.Errorf("send the cgroup to the jail: %w", err)
-	}
-	return nil
+	return unix.Sendmsg(sock, []byte{'J'}, unix.UnixRights(fds...), nil, 0)
 }
 
 // fork clones the jail's init (forkChild).

@@ -57,6 +57,8 @@ func (s *supervisor) verdict(r *Result, initStatus syscall.WaitStatus, reps []re
 			r.Status, r.Error = StatusOutputLimit, fmt.Sprintf("output limit of %s per stream exceeded", l.Output)
 		case killContext:
 			r.Status, r.Error = StatusInternalError, "the run was cancelled"
+		case killPoll:
+			r.Status, r.Error = StatusInternalError, fmt.Sprintf("waiting for the jail failed: %v", s.pollErr)
 		case killSyscall:
 			r.Status, r.Error = StatusSyscallBlocked, "blocked "+s.blocked
 		case "":

@@ -39,6 +39,22 @@ func TestVerdictKilledCallBeforeOwnExit(t *testing.T) {
 	}
 }
 
+// A jail that could not be waited for (the poll set's descriptor, say, for
+// a caller at its descriptor limit) is an internal error that names why,
+// not a cancelled run.
+func TestVerdictPollFailed(t *testing.T) {
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &supervisor{p: &p, pollErr: syscall.EMFILE}
+	r := &Result{ExitCode: -1}
+	s.verdict(r, syscall.WaitStatus(0), nil, killPoll, limits.Usage{})
+	if want := "waiting for the jail failed: too many open files"; r.Status != StatusInternalError || r.Error != want {
+		t.Errorf("%s %q, want %s %q", r.Status, r.Error, StatusInternalError, want)
+	}
+}
+
 // The runtimes' messages for a refused allocation, each of a failing
 // program's last words; bash's were read as a runtime_error.
 func TestAllocFailure(t *testing.T) {

@@ -175,7 +175,8 @@ func (s *supervisor) watch(ctx context.Context, fds jailFds) *Result {
 		}
 		if err := s.np.poll(pfd[:], ts); err != nil && err != unix.EINTR {
 			s.log("ppoll: %v", err)
-			s.kill(killContext)
+			s.pollErr = err
+			s.kill(killPoll)
 			break
 		}
 		if pfd[sockIdx].Revents != 0 {
@@ -302,6 +303,13 @@ func (s *supervisor) armPoll(fds jailFds) {
 		{Fd: int32(notify[1]), Events: unix.POLLIN},
 	}
 	s.np.watch(pfd[:]) // a failure is watch's poll's to report
+	// The files the cgroup's figures are read from, opened now, once the
+	// poll set has its descriptor (a caller short of descriptors gets the
+	// poll's error, not a run that cannot be waited for): after the
+	// release, while the init clones pid 2, off the way to the program.
+	if s.cg != nil {
+		s.cg.KeepCounters()
+	}
 }
 
 // notifyFds are the listener's socket, until it has brought its message,

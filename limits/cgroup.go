@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,10 +202,11 @@ func New(spec Spec) (cg Cgroup, err error) {
 	if name == "" {
 		name = runName()
 	}
-	own, err := earlyOwn(spec.Made), error(nil)
-	if own == nil {
-		own, err = ownCgroups()
-	}
+	// Read again, not taken from EarlyDirs: a process moved to another
+	// cgroup since (while it waited for a FIFO given as stdin, say) has its
+	// run's cgroup under the one it is in now, and the directories
+	// EarlyDirs named are then not used.
+	own, err := ownCgroups()
 	if err != nil {
 		return nil, &ErrNoCgroup{fmt.Sprintf("read /proc/self/cgroup: %v", err)}
 	}
@@ -251,13 +251,6 @@ func EarlyDirs() (name string, rel, abs []string) {
 		return "", nil, nil
 	}
 	name = runName()
-	defer func() {
-		if len(abs) > 0 {
-			earlyMu.Lock()
-			earlyRead = earlyDirs{own, abs}
-			earlyMu.Unlock()
-		}
-	}()
 	if mount != "" {
 		path, ok := own[""]
 		if !ok {
@@ -284,32 +277,6 @@ func EarlyDirs() (name string, rel, abs []string) {
 		rel = append(rel, r)
 	}
 	return name, rel, abs
-}
-
-// earlyRead is this process's cgroups as the last EarlyDirs read them,
-// with the directories it named.
-var (
-	earlyMu   sync.Mutex
-	earlyRead earlyDirs
-)
-
-type earlyDirs struct {
-	own  map[string]string
-	dirs []string
-}
-
-// earlyOwn is this process's cgroups as EarlyDirs read them when made
-// holds directories it named (New takes them): the paths they were named
-// from, without a second read of /proc/self/cgroup. Nil otherwise.
-func earlyOwn(made []string) map[string]string {
-	earlyMu.Lock()
-	defer earlyMu.Unlock()
-	for _, dir := range made {
-		if slices.Contains(earlyRead.dirs, dir) {
-			return earlyRead.own
-		}
-	}
-	return nil
 }
 
 // V2 reports whether a run's cgroup would be a v2 one (false for v1, and

@@ -187,26 +187,3 @@ func TestApplyOrder(t *testing.T) {
 		}
 	}
 }
-
-// New takes this process's cgroups as EarlyDirs read them only for the
-// directories EarlyDirs named (Spec.Made), and reads them again for any
-// other.
-func TestEarlyOwnOnlyForItsDirectories(t *testing.T) {
-	earlyMu.Lock()
-	saved := earlyRead
-	earlyRead = earlyDirs{map[string]string{"memory": "/a"}, []string{"/sys/fs/cgroup/memory/a/gojail/run"}}
-	earlyMu.Unlock()
-	defer func() {
-		earlyMu.Lock()
-		earlyRead = saved
-		earlyMu.Unlock()
-	}()
-	if own := earlyOwn([]string{"/sys/fs/cgroup/memory/a/gojail/run"}); own["memory"] != "/a" {
-		t.Errorf("the directories EarlyDirs named: %v, want its read", own)
-	}
-	for _, made := range [][]string{nil, {"/sys/fs/cgroup/memory/b/gojail/run"}} {
-		if own := earlyOwn(made); own != nil {
-			t.Errorf("made %q: %v, want none (a fresh read)", made, own)
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,34 @@ func TestOutOfDescriptors(t *testing.T) {
 	o.want(t, jail.StatusInternalError, 125)
 	if !strings.Contains(o.res.Error, "too many open files") {
 		t.Fatalf("error %q does not say what ran out", o.res.Error)
+	}
+	// Every limit from there up to one that leaves enough, with a policy
+	// whose own descriptor limit is low (so that the listener's socket,
+	// above it, fits): each run works, or fails saying what ran out,
+	// wherever it ran out (the supervisor's last descriptors went to the
+	// cgroup's counters, after the release, and the wait for the jail then
+	// failed as a cancelled run).
+	pol := writeFile(t, tempDir(t), "files.toml", "base = \"exec\"\n[limits]\nopen_files = 8\n", 0o644)
+	worked := false
+	for n := 12; n <= 26; n++ {
+		cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d; exec "$0" run --json --policy "$1" -- /bin/true`, n), gojailBin, pol)
+		out, _ := cmd.Output()
+		var r jail.Result
+		if err := jsonUnmarshal(out, &r); err != nil {
+			t.Fatalf("ulimit -n %d: not a JSON result: %q", n, out)
+		}
+		code := cmd.ProcessState.ExitCode()
+		switch {
+		case r.Status == jail.StatusOK && code == 0:
+			worked = true
+		case worked:
+			t.Errorf("ulimit -n %d: %s (exit %d, error %q) after a lower limit worked", n, r.Status, code, r.Error)
+		case r.Status != jail.StatusInternalError || code != 125 || !strings.Contains(r.Error, "too many open files"):
+			t.Errorf("ulimit -n %d: %s (exit %d, error %q), want ok or internal_error naming the descriptors", n, r.Status, code, r.Error)
+		}
+	}
+	if !worked {
+		t.Errorf("no run worked up to ulimit -n 26")
 	}
 }
 
