@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"syscall"
 
@@ -21,13 +22,7 @@ func (s *supervisor) cgroup() error {
 	spec := s.cgSpec()
 	var why string
 	var tasks bool
-	if spec.Name, spec.Made, spec.Wrote, tasks, why = s.early.cgroupMade(spec); len(spec.Made) > 0 {
-		wrote := ""
-		if spec.Wrote != nil && !slices.ContainsFunc(spec.Wrote, func(err error) bool { return err != nil }) {
-			wrote = ", and its limits written there"
-		}
-		s.log("cgroup: %d of its directories made by the init before its release%s", len(spec.Made), wrote)
-	} else if why != "" {
+	if spec.Name, spec.Made, spec.Wrote, tasks, why = s.early.cgroupMade(spec); why != "" {
 		s.log("cgroup: the directories the init was asked to make are not taken (%s): made here", why)
 	}
 	cg, err := limits.New(spec)
@@ -35,7 +30,18 @@ func (s *supervisor) cgroup() error {
 	switch {
 	case err == nil:
 		s.cg = cg
-		s.joinTasks = tasks
+		// The init's writes and tasks files are the cgroup's when its
+		// directories are those made early, all of them (limits.New takes
+		// the writes then); pid 2 then joins through its descriptors.
+		took := len(spec.Made) > 0 && slices.Equal(cg.TaskFiles(), taskFiles(spec.Made))
+		s.joinTasks = tasks && took
+		if len(spec.Made) > 0 {
+			wrote := ""
+			if took && spec.Wrote != nil {
+				wrote = ", and its limits written there"
+			}
+			s.log("cgroup: %d of its directories made by the init before its release%s", len(spec.Made), wrote)
+		}
 		m := cg.Mechanism()
 		s.log("%s: memory %s (swap off), %d processes%s; the program's tree, not the jail's init", m, l.Memory, l.Pids, cpuQuota(l.CPUs))
 		s.enforced["memory"], s.enforced["pids"], s.enforced["cpu_time"] = m, m, m+"+rlimit"
@@ -69,6 +75,15 @@ func (s *supervisor) cgroup() error {
 		s.rlimitNames = append(s.rlimitNames, rl.Name)
 	}
 	return nil
+}
+
+// taskFiles are the tasks files of the v1 directories dirs.
+func taskFiles(dirs []string) []string {
+	var paths []string
+	for _, dir := range dirs {
+		paths = append(paths, filepath.Join(dir, "tasks"))
+	}
+	return paths
 }
 
 // cgSpec is what the run's cgroup enforces.

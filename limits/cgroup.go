@@ -73,7 +73,8 @@ type Spec struct {
 	Name string
 	Made []string
 	// Wrote: the results of EarlyWrites(spec), made by another process
-	// into the directories Made, in order; New then writes none of them.
+	// into the directories Made, in order; New then writes none of them,
+	// when it takes every directory from Made.
 	Wrote []error
 }
 

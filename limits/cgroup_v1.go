@@ -77,6 +77,14 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		cg.dirs[ctrl] = dir
 	}
 	cg.sweep = true
+	// The writes made early went into the directories Made: taken only
+	// when every directory is one of those (a process moved to another
+	// cgroup since has them made here).
+	for _, dir := range cg.dirs {
+		if !slices.Contains(spec.Made, dir) {
+			spec.Wrote = nil
+		}
+	}
 	if err := cg.set(spec); err != nil {
 		cg.Remove()
 		return nil, err

@@ -1239,7 +1239,7 @@ func TestEarlyCgroupLimits(t *testing.T) {
 	if probe.res.Enforced["memory"] != "cgroup-v1" {
 		t.Skipf("the limits are written early on cgroup v1 only (enforced memory: %q)", probe.res.Enforced["memory"])
 	}
-	cmd := exec.Command(gojailBin, "run", "--debug", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--", "/bin/sleep", "10")
+	cmd := exec.Command(gojailBin, "run", "--debug", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--", "/bin/sleep", "1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -1247,8 +1247,12 @@ func TestEarlyCgroupLimits(t *testing.T) {
 	}
 	track(cmd)
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("gojail: %v", err)
+		}
+		if left := ourCgroupsLeft(t); len(left) != 0 {
+			t.Errorf("cgroup directories left behind: %q", left)
+		}
 		if !strings.Contains(stderr.String(), "cgroup: 3 of its directories made by the init before its release, and its limits written there") {
 			t.Errorf("the limits were not written by the init:\n%s", stderr.String())
 		}
@@ -1282,6 +1286,100 @@ func TestEarlyCgroupLimits(t *testing.T) {
 	for file, want := range map[string]string{"memory/memory.limit_in_bytes": "104857600", "pids/pids.max": "7"} {
 		ctrl, name, _ := strings.Cut(file, "/")
 		if b, err := os.ReadFile(filepath.Join(path(ctrl), name)); err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s: %q (%v), want %s", file, b, err, want)
+		}
+	}
+}
+
+// A gojail moved to another cgroup after its entry, before its run's
+// cgroup is made (here while it waits for a FIFO given as stdin), has that
+// cgroup under the one it is in then, with the limits written there and
+// the program in it: not in the directories its init made at the entry,
+// nor through the init's descriptors of their tasks files.
+func TestEarlyCgroupCallerMoved(t *testing.T) {
+	probe := gojail(t, "--", "/bin/true")
+	if probe.res.Enforced["memory"] != "cgroup-v1" || !isRoot() {
+		t.Skipf("needs root on cgroup v1, to make the cgroup to move gojail to (enforced memory: %q)", probe.res.Enforced["memory"])
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	for _, ctrl := range []string{"memory", "pids", "cpuacct"} {
+		for _, line := range strings.Split(string(own), "\n") {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), ctrl) {
+				moved = append(moved, filepath.Join("/sys/fs/cgroup", ctrl, f[2], fmt.Sprintf("gojail-test-moved-%d", os.Getpid())))
+			}
+		}
+	}
+	if len(moved) != 3 {
+		t.Fatalf("the memory, pids and cpuacct hierarchies in /proc/self/cgroup: %q", own)
+	}
+	for _, dir := range moved {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		// The run's own directories are removed as it ends (by its keeper,
+		// once gojail has exited), then the ones made here.
+		if left := ourCgroupsLeft(t); len(left) != 0 {
+			t.Errorf("cgroup directories left behind: %q", left)
+		}
+		for _, dir := range moved {
+			runs, _ := filepath.Glob(filepath.Join(dir, "gojail", "[0-9]*"))
+			for _, d := range append(runs, filepath.Join(dir, "gojail"), dir) {
+				if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("remove %s: %v", d, err)
+				}
+			}
+		}
+	}()
+	fifo := filepath.Join(tempDir(t), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gojailBin, "run", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--stdin", fifo, "--", "/bin/sleep", "1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	defer func() {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("gojail: %v", err)
+		}
+	}()
+	waitFor(t, func() bool { return len(ourCgroups(t)) > 0 }) // the init's directories
+	for _, dir := range moved {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(fifo, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var run, tasks string
+	waitFor(t, func() bool {
+		runs, _ := filepath.Glob(filepath.Join(moved[0], "gojail", "[0-9]*")) // a run's name, not a control file
+		if len(runs) != 1 {
+			return false
+		}
+		run = filepath.Base(runs[0])
+		b, _ := os.ReadFile(filepath.Join(runs[0], "tasks"))
+		tasks = strings.TrimSpace(string(b))
+		return tasks != ""
+	})
+	for i, dir := range moved {
+		if b, err := os.ReadFile(filepath.Join(dir, "gojail", run, "tasks")); err != nil || strings.TrimSpace(string(b)) != tasks {
+			t.Errorf("%s: tasks %q (%v), want %q, as the memory hierarchy's", dir, b, err, tasks)
+		}
+		want := map[int]string{0: "104857600", 1: "7"}[i]
+		file := map[int]string{0: "memory.limit_in_bytes", 1: "pids.max"}[i]
+		if want == "" {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "gojail", run, file)); err != nil || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s: %q (%v), want %s", file, b, err, want)
 		}
 	}
