@@ -1239,56 +1239,15 @@ func TestEarlyCgroupLimits(t *testing.T) {
 	if probe.res.Enforced["memory"] != "cgroup-v1" {
 		t.Skipf("the limits are written early on cgroup v1 only (enforced memory: %q)", probe.res.Enforced["memory"])
 	}
-	cmd := exec.Command(gojailBin, "run", "--debug", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--", "/bin/sleep", "1")
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	track(cmd)
+	cmd := startLimited(t, &stderr, "--debug")
 	defer func() {
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("gojail: %v", err)
-		}
-		if left := ourCgroupsLeft(t); len(left) != 0 {
-			t.Errorf("cgroup directories left behind: %q", left)
-		}
 		if !strings.Contains(stderr.String(), "cgroup: 3 of its directories made by the init before its release, and its limits written there") {
 			t.Errorf("the limits were not written by the init:\n%s", stderr.String())
 		}
 	}()
-	var dirs []string
-	waitFor(t, func() bool { dirs = ourCgroups(t); return len(dirs) == 1 })
-	own, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := func(ctrl string) string {
-		for _, line := range strings.Split(string(own), "\n") {
-			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), ctrl) {
-				return filepath.Join("/sys/fs/cgroup", ctrl, f[2], "gojail", filepath.Base(dirs[0]))
-			}
-		}
-		t.Fatalf("no %s hierarchy in /proc/self/cgroup", ctrl)
-		return ""
-	}
-	var tasks string
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(path("memory"), "tasks"))
-		tasks = strings.TrimSpace(string(b))
-		return tasks != ""
-	})
-	for _, ctrl := range []string{"memory", "pids", "cpuacct"} {
-		if b, err := os.ReadFile(filepath.Join(path(ctrl), "tasks")); err != nil || strings.TrimSpace(string(b)) != tasks {
-			t.Errorf("%s tasks: %q (%v), want %q, as the memory hierarchy's", ctrl, b, err, tasks)
-		}
-	}
-	for file, want := range map[string]string{"memory/memory.limit_in_bytes": "104857600", "pids/pids.max": "7"} {
-		ctrl, name, _ := strings.Cut(file, "/")
-		if b, err := os.ReadFile(filepath.Join(path(ctrl), name)); err != nil || strings.TrimSpace(string(b)) != want {
-			t.Errorf("%s: %q (%v), want %s", file, b, err, want)
-		}
-	}
+	defer waitLimited(t, cmd)
+	checkLimited(t, v1Dirs(t, "gojail"))
 }
 
 // A gojail moved to another cgroup after its entry, before its run's
@@ -1301,38 +1260,19 @@ func TestEarlyCgroupCallerMoved(t *testing.T) {
 	if probe.res.Enforced["memory"] != "cgroup-v1" || !isRoot() {
 		t.Skipf("needs root on cgroup v1, to make the cgroup to move gojail to (enforced memory: %q)", probe.res.Enforced["memory"])
 	}
-	own, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var moved []string
-	for _, ctrl := range []string{"memory", "pids", "cpuacct"} {
-		for _, line := range strings.Split(string(own), "\n") {
-			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), ctrl) {
-				moved = append(moved, filepath.Join("/sys/fs/cgroup", ctrl, f[2], fmt.Sprintf("gojail-test-moved-%d", os.Getpid())))
-			}
-		}
-	}
-	if len(moved) != 3 {
-		t.Fatalf("the memory, pids and cpuacct hierarchies in /proc/self/cgroup: %q", own)
-	}
+	moved := v1Dirs(t, fmt.Sprintf("gojail-test-moved-%d", os.Getpid()))
 	for _, dir := range moved {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	defer func() {
-		// The run's own directories are removed as it ends (by its keeper,
-		// once gojail has exited), then the ones made here.
-		if left := ourCgroupsLeft(t); len(left) != 0 {
-			t.Errorf("cgroup directories left behind: %q", left)
-		}
+	defer func() { // after the run's own are removed (waitLimited)
 		for _, dir := range moved {
-			runs, _ := filepath.Glob(filepath.Join(dir, "gojail", "[0-9]*"))
-			for _, d := range append(runs, filepath.Join(dir, "gojail"), dir) {
-				if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("remove %s: %v", d, err)
-				}
+			if err := os.Remove(filepath.Join(dir, "gojail")); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("remove %s/gojail: %v", dir, err)
+			}
+			if err := os.Remove(dir); err != nil {
+				t.Errorf("remove %s: %v", dir, err)
 			}
 		}
 	}()
@@ -1340,16 +1280,8 @@ func TestEarlyCgroupCallerMoved(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(gojailBin, "run", "--memory", "100MiB", "--pids", "7", "--timeout", "20s", "--stdin", fifo, "--", "/bin/sleep", "1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	track(cmd)
-	defer func() {
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("gojail: %v", err)
-		}
-	}()
+	cmd := startLimited(t, nil, "--stdin", fifo)
+	defer waitLimited(t, cmd)
 	waitFor(t, func() bool { return len(ourCgroups(t)) > 0 }) // the init's directories
 	for _, dir := range moved {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
@@ -1359,9 +1291,70 @@ func TestEarlyCgroupCallerMoved(t *testing.T) {
 	if err := os.WriteFile(fifo, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	var parents []string
+	for _, dir := range moved {
+		parents = append(parents, filepath.Join(dir, "gojail"))
+	}
+	checkLimited(t, parents)
+}
+
+// v1Dirs are the directories name in this process's memory, pids and
+// cpuacct hierarchies (cgroup v1).
+func v1Dirs(t *testing.T, name string) []string {
+	t.Helper()
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, ctrl := range []string{"memory", "pids", "cpuacct"} {
+		for _, line := range strings.Split(string(own), "\n") {
+			if f := strings.SplitN(line, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), ctrl) {
+				dirs = append(dirs, filepath.Join("/sys/fs/cgroup", ctrl, f[2], name))
+			}
+		}
+	}
+	if len(dirs) != 3 {
+		t.Fatalf("the memory, pids and cpuacct hierarchies in /proc/self/cgroup: %q", own)
+	}
+	return dirs
+}
+
+// startLimited starts gojail on a second's sleep with a memory and a
+// process limit (checkLimited), its stderr to stderr if not nil.
+func startLimited(t *testing.T, stderr io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
+	args = append(append([]string{"run", "--memory", "100MiB", "--pids", "7", "--timeout", "20s"}, args...), "--", "/bin/sleep", "1")
+	cmd := exec.Command(gojailBin, args...)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	track(cmd)
+	return cmd
+}
+
+// waitLimited waits for startLimited's gojail, which must succeed and leave
+// no cgroup directory (its keeper removes them once it has exited).
+func waitLimited(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("gojail: %v", err)
+	}
+	if left := ourCgroupsLeft(t); len(left) != 0 {
+		t.Errorf("cgroup directories left behind: %q", left)
+	}
+}
+
+// checkLimited finds startLimited's run under parents (the memory, pids
+// and cpuacct hierarchies' gojail directories, v1Dirs' order), and checks
+// that each holds the program, and the memory and pids hierarchies its
+// limits.
+func checkLimited(t *testing.T, parents []string) {
+	t.Helper()
 	var run, tasks string
 	waitFor(t, func() bool {
-		runs, _ := filepath.Glob(filepath.Join(moved[0], "gojail", "[0-9]*")) // a run's name, not a control file
+		runs, _ := filepath.Glob(filepath.Join(parents[0], "[0-9]*")) // a run's name, not a control file
 		if len(runs) != 1 {
 			return false
 		}
@@ -1370,17 +1363,17 @@ func TestEarlyCgroupCallerMoved(t *testing.T) {
 		tasks = strings.TrimSpace(string(b))
 		return tasks != ""
 	})
-	for i, dir := range moved {
-		if b, err := os.ReadFile(filepath.Join(dir, "gojail", run, "tasks")); err != nil || strings.TrimSpace(string(b)) != tasks {
+	limit := [][2]string{{"memory.limit_in_bytes", "104857600"}, {"pids.max", "7"}} // the memory and pids hierarchies'
+	for i, parent := range parents {
+		dir := filepath.Join(parent, run)
+		if b, err := os.ReadFile(filepath.Join(dir, "tasks")); err != nil || strings.TrimSpace(string(b)) != tasks {
 			t.Errorf("%s: tasks %q (%v), want %q, as the memory hierarchy's", dir, b, err, tasks)
 		}
-		want := map[int]string{0: "104857600", 1: "7"}[i]
-		file := map[int]string{0: "memory.limit_in_bytes", 1: "pids.max"}[i]
-		if want == "" {
+		if i >= len(limit) {
 			continue
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, "gojail", run, file)); err != nil || strings.TrimSpace(string(b)) != want {
-			t.Errorf("%s: %q (%v), want %s", file, b, err, want)
+		if b, err := os.ReadFile(filepath.Join(dir, limit[i][0])); err != nil || strings.TrimSpace(string(b)) != limit[i][1] {
+			t.Errorf("%s/%s: %q (%v), want %s", dir, limit[i][0], b, err, limit[i][1])
 		}
 	}
 }
