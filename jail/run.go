@@ -307,10 +307,12 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 	// The cgroup is made while the init makes its namespaces (the network
 	// one takes longest), and sent to it: on v2 the directory, which the
 	// init clones pid 2 into; on v1 the hierarchies' tasks files, which pid
-	// 2 writes itself into. An early init gets the program's stdin first,
-	// and, on v1, the cgroup after its release (lateJoin): it has made its
-	// namespaces while this process read the run, and the cgroup is made
-	// while it builds the root; pid 2 receives the message.
+	// 2 writes itself into. An early init gets the program's stdin first.
+	// On v1 it has made the cgroup's directories and, asked at the start
+	// (askLimits), written the limits and opened the tasks files, which
+	// pid 2 writes itself into (joinTasks); where it was not asked, the
+	// cgroup comes after its release (lateJoin), made while it builds the
+	// root, and pid 2 receives the message.
 	late := e != nil && !limits.V2() && e.limits == nil
 	joinFirst := 0
 	if e != nil {
@@ -328,13 +330,11 @@ func (s *supervisor) start(ctx context.Context) (jailFds, error) {
 		if s.cg != nil {
 			if fd := s.cg.IntoFd(); fd >= 0 {
 				send, into = append(send, fd), true
-			} else if s.joinTasks {
-				// The early init has the tasks files open: pid 2 writes
-				// itself into them as it starts.
-				s.joinPaths = s.cg.TaskFiles()
+			} else if s.joinPaths = s.cg.TaskFiles(); s.joinTasks {
+				// The early init has them open: pid 2 writes itself into
+				// them as it starts.
 				cp.joinTasks = true
 			} else {
-				s.joinPaths = s.cg.TaskFiles()
 				tasks, err := openTaskFiles(s.joinPaths)
 				defer closeFds(tasks)
 				if err != nil {
