@@ -607,16 +607,17 @@ func childInit(c *childPlan) {
 	// than on pid 2's way to the program: the init never execs, so they
 	// limit nothing of its own (its effective set is untouched). Every
 	// number up to the kernel's last, which PR_CAPBSET_DROP refuses past
-	// with EINVAL.
+	// with EINVAL, or up to 63, the last a set can hold.
 	step = stepCapBound
 	for j = 0; j < 64; j++ {
 		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, uintptr(j), 0); e1 != 0 {
 			break
 		}
 	}
-	if e1 != syscall.EINVAL || j == 0 {
+	if e1 != 0 && e1 != syscall.EINVAL || j == 0 {
 		goto fail
 	}
+	e1 = 0
 	step = stepCapAmbient
 	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e1 != 0 {
 		goto fail

@@ -35,12 +35,14 @@ func (s *supervisor) cgroup() error {
 		// the writes then); pid 2 then joins through its descriptors.
 		took := len(spec.Made) > 0 && slices.Equal(cg.TaskFiles(), taskFiles(spec.Made))
 		s.joinTasks = tasks && took
-		if len(spec.Made) > 0 {
+		if n := limits.Takes(cg, spec.Made); n > 0 {
 			wrote := ""
 			if took && spec.Wrote != nil {
 				wrote = ", and its limits written there"
 			}
-			s.log("cgroup: %d of its directories made by the init before its release%s", len(spec.Made), wrote)
+			s.log("cgroup: %d of its directories made by the init before its release%s", n, wrote)
+		} else if len(spec.Made) > 0 {
+			s.log("cgroup: the directories the init made are not taken (this process is in another cgroup since): made here")
 		}
 		m := cg.Mechanism()
 		s.log("%s: memory %s (swap off), %d processes%s; the program's tree, not the jail's init", m, l.Memory, l.Pids, cpuQuota(l.CPUs))

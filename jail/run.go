@@ -581,10 +581,19 @@ func (s *supervisor) pipes(ctx context.Context, e *Early) (fds jailFds, syncW in
 		err = fmt.Errorf("open /dev/null for the program's stdin: %w", err)
 	}
 	if err != nil {
+		if resourceShort(err) { // gojail's to report, not the input's fault
+			return fds, -1, err
+		}
 		return fds, -1, &invalidError{err}
 	}
 	c.stdio[0] = s.keep(fd)
 	return fds, p.syncW, nil
+}
+
+// resourceShort tells an error of a resource the host ran short of
+// (descriptors, memory) from one of the input.
+func resourceShort(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOMEM)
 }
 
 // openStdin opens --stdin's file for the program. Not one of /proc (or a

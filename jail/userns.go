@@ -56,7 +56,11 @@ func (m idMap) write(pid int) error {
 		}
 	}
 	if err := limits.WriteFile(dir+"uid_map", fmt.Sprintf("%d %d 1\n", m.uidIn, m.uidOut)); err != nil {
-		return fmt.Errorf("write %suid_map: %w (are unprivileged user namespaces enabled? see sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces)", dir, err)
+		hint := "are unprivileged user namespaces enabled? see sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces"
+		if m.root {
+			hint = "mapping another user takes CAP_SETUID and CAP_SETGID: gojail runs as root without them (its capability bounding set, or a container's)"
+		}
+		return fmt.Errorf("write %suid_map: %w (%s)", dir, err, hint)
 	}
 	if err := limits.WriteFile(dir+"gid_map", fmt.Sprintf("%d %d 1\n", m.gidIn, m.gidOut)); err != nil {
 		return fmt.Errorf("write %sgid_map: %w", dir, err)

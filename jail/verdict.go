@@ -286,5 +286,9 @@ func (s *supervisor) markLine(rep report) {
 		s.log("child: %s (no time: the seccomp filter refuses clock_gettime)", markWords[Step(rep.Step)])
 		return
 	}
-	s.log("child: %s, %.3f ms after the clone", markWords[Step(rep.Step)], float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
+	words := markWords[Step(rep.Step)]
+	if Step(rep.Step) == stepUnshare && s.plan != nil { // which, the policy's
+		words = "namespaces made (" + nsNames(uint64(s.plan.unshareFlags)) + ")"
+	}
+	s.log("child: %s, %.3f ms after the clone", words, float64(time.Duration(rep.UtimeUs)-s.monoFork)/1e6)
 }

@@ -217,6 +217,18 @@ func New(spec Spec) (cg Cgroup, err error) {
 	return newV1(own, name, spec)
 }
 
+// Takes counts the directories of dirs that are cg's own (cg nil: none):
+// of those EarlyDirs named, those New took (Spec.Made).
+func Takes(cg Cgroup, dirs []string) int {
+	n := 0
+	for _, dir := range dirs {
+		if owns(cg, dir) {
+			n++
+		}
+	}
+	return n
+}
+
 // owns reports whether dir is one of cg's directories (cg nil: none).
 func owns(cg Cgroup, dir string) bool {
 	switch c := cg.(type) {

@@ -1280,7 +1280,13 @@ func TestEarlyCgroupCallerMoved(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := startLimited(t, nil, "--stdin", fifo)
+	var stderr strings.Builder
+	cmd := startLimited(t, &stderr, "--debug", "--stdin", fifo)
+	defer func() {
+		if want := "cgroup: the directories the init made are not taken (this process is in another cgroup since): made here"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("--debug does not say %q:\n%s", want, stderr.String())
+		}
+	}()
 	defer waitLimited(t, cmd)
 	waitFor(t, func() bool { return len(ourCgroups(t)) > 0 }) // the init's directories
 	for _, dir := range moved {
