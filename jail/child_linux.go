@@ -41,7 +41,8 @@ type childPlan struct {
 	joinCount int
 	joinInto  bool
 	joinFirst int // 1 when the message brings the program's stdin first (an early init's)
-	// lateJoin (an early init on v1): the message comes after the release,
+	// lateJoin (an early init on v1 that did not write the limits itself,
+	// askLimits and joinTasks below): the message comes after the release,
 	// once the cgroup is made, while the init builds the root, and pid 2
 	// receives it itself (recvJoin); joinCount and the rlimits are written
 	// before it is sent.

@@ -107,9 +107,9 @@ func TestOutOfDescriptors(t *testing.T) {
 	// above it, fits): each run works, or fails saying what ran out,
 	// wherever it ran out (the supervisor's last descriptors went to the
 	// cgroup's counters, after the release, and the wait for the jail then
-	// failed as a cancelled run).
-	// With a file as stdin too, whose copy takes a descriptor: running
-	// short is gojail's error, not the input's.
+	// failed as a cancelled run); and with a file as stdin, whose copy
+	// takes a descriptor (running short there was called the input's
+	// fault).
 	dir := tempDir(t)
 	pol := writeFile(t, dir, "files.toml", "base = \"exec\"\n[limits]\nopen_files = 8\n", 0o644)
 	in := writeFile(t, dir, "in.txt", "hi\n", 0o644)
