@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -633,6 +634,30 @@ func procs(dir string) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// sweepEvery is how often at most a process looks for the run cgroups that
+// dead runs left (removeStale): a one-shot run looks once, as it ends; a
+// process that runs jail after jail (a batch, a library caller) would
+// otherwise read each hierarchy's run directories for every run, since its
+// own prepared jails' directories are there too (0.1 ms a run on cgroup v1,
+// four hierarchies).
+const sweepEvery = time.Second
+
+var (
+	sweepClock = time.Now()
+	sweptAt    atomic.Int64 // sweepClock's monotonic time of the last sweep, +1; 0: never
+)
+
+// sweepDue reports whether this process is to sweep now, and if so counts
+// it done.
+func sweepDue() bool {
+	now := int64(time.Since(sweepClock)) + 1
+	last := sweptAt.Load()
+	if last != 0 && now-last < int64(sweepEvery) {
+		return false
+	}
+	return sweptAt.CompareAndSwap(last, now)
 }
 
 // removeStale removes the run cgroups under parent whose supervisor is gone;

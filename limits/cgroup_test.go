@@ -187,3 +187,29 @@ func TestApplyOrder(t *testing.T) {
 		}
 	}
 }
+
+// A process sweeps for dead runs' cgroups on its first run, and then at
+// most once every sweepEvery: a batch's runs do not each read the
+// hierarchies again.
+func TestSweepDue(t *testing.T) {
+	saved := sweptAt.Load()
+	defer sweptAt.Store(saved)
+	sweptAt.Store(0)
+	if !sweepDue() {
+		t.Fatal("the first sweep of a process is not due")
+	}
+	if sweepDue() {
+		t.Fatal("a second sweep at once is due")
+	}
+	sweptAt.Store(int64(time.Since(sweepClock)) + 1 - int64(sweepEvery) + int64(50*time.Millisecond))
+	if sweepDue() {
+		t.Fatal("a sweep 50 ms short of sweepEvery after the last is due")
+	}
+	sweptAt.Store(int64(time.Since(sweepClock)) + 1 - int64(sweepEvery))
+	if !sweepDue() {
+		t.Fatal("a sweep sweepEvery after the last is not due")
+	}
+	if sweepDue() {
+		t.Fatal("a sweep right after a due one is due")
+	}
+}

@@ -288,7 +288,9 @@ func (c *v1) Remove() error {
 	}
 	if c.sweep {
 		c.sweep = false
-		sweepV1(c.own, nil)
+		if sweepDue() {
+			sweepV1(c.own, nil)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -304,16 +306,19 @@ func (c *v1) Leave() []string {
 	}
 	if c.sweep {
 		c.sweep = false
-		sweepV1(c.own, c.dirs)
+		if sweepDue() {
+			sweepV1(c.own, c.dirs)
+		}
 	}
 	return dirs
 }
 
 // sweepV1 removes the run cgroups that runs killed with SIGKILL left
 // behind, in every hierarchy: a run cut short while its directories were
-// made or removed may have left some and not others. Each run does it as
-// it removes its own (or leaves them: left, its directories still there),
-// while its init's namespaces are torn down.
+// made or removed may have left some and not others. A run does it as it
+// removes its own (or leaves them: left, its directories still there),
+// while its init's namespaces are torn down; in a process that runs many,
+// at most once a second (sweepDue).
 func sweepV1(own map[string]string, left map[string]string) {
 	for _, ctrl := range v1Swept {
 		path, ok := own[ctrl]

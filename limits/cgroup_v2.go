@@ -55,8 +55,10 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if err := write(parent, "cgroup.subtree_control", ctrls); err != nil {
 		return nil, &ErrNoCgroup{err.Error()}
 	}
-	removeStale(parent, 0, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
-		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
+	if sweepDue() {
+		removeStale(parent, 0, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
+			func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
+	}
 
 	dir := filepath.Join(parent, name)
 	if slices.Contains(spec.Made, dir) {
