@@ -103,10 +103,15 @@ type childPlan struct {
 	codeFd    uintptr
 	codeBound uint32
 	codeErr   uint32
-	blob      []byte
-	argvRaw   []uintptr
-	envvRaw   []uintptr
-	filter    *sockFprog // seccomp filter, nil for none
+	// The prepared jail's room for its command (command's layout) and for
+	// its argv's and environment's pointers: made in the child's memory by
+	// into, blobLen and rawLen long (the plan itself holds no room).
+	blob    []byte
+	argvRaw []uintptr
+	envvRaw []uintptr
+	blobLen int
+	rawLen  int
+	filter  *sockFprog // seccomp filter, nil for none
 	// SECCOMP_FILTER_FLAG_*: a listener, and in log mode waits that only
 	// a fatal signal ends (see logged).
 	filterFlags uintptr

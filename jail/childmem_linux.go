@@ -263,9 +263,9 @@ func (c *childPlan) into(m *childMem) *childPlan {
 	n.ignored = memCopy(m, c.ignored)
 	n.scrub = memCopy(m, c.scrub)
 	n.fileName = m.cstr(c.fileName)
-	n.blob = memMake[byte](m, len(c.blob))
-	n.argvRaw = memMake[uintptr](m, len(c.argvRaw))
-	n.envvRaw = memMake[uintptr](m, len(c.envvRaw))
+	n.blob = memMake[byte](m, c.blobLen)
+	n.argvRaw = memMake[uintptr](m, c.rawLen)
+	n.envvRaw = memMake[uintptr](m, c.rawLen)
 	n.filter = nil
 	if c.filter != nil {
 		f := (*sockFprog)(m.alloc(int(unsafe.Sizeof(*c.filter)), int(unsafe.Alignof(*c.filter))))

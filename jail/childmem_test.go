@@ -105,8 +105,8 @@ func TestChildPlanCopy(t *testing.T) {
 
 			// The same plan: every C string, operation and buffer as made.
 			if gostr(cp.path) != gostr(c.path) || gostr(cp.workdir) != gostr(c.workdir) || len(cp.argv) != len(c.argv) ||
-				len(cp.envv) != len(c.envv) || len(cp.ops) != len(c.ops) || len(cp.blob) != len(c.blob) ||
-				len(cp.argvRaw) != len(c.argvRaw) || cp.filter == nil || cp.filter.len != c.filter.len || cp.msg.Iov != &cp.iov {
+				len(cp.envv) != len(c.envv) || len(cp.ops) != len(c.ops) || len(cp.blob) != c.blobLen ||
+				len(cp.argvRaw) != c.rawLen || len(cp.envvRaw) != c.rawLen || cp.filter == nil || cp.filter.len != c.filter.len || cp.msg.Iov != &cp.iov {
 				t.Fatalf("the copy differs from the plan")
 			}
 			for i := range c.argv[:len(c.argv)-1] {

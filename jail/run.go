@@ -503,9 +503,7 @@ func (s *supervisor) prepare() (*childPlan, error) {
 		if p.Run.Binary {
 			c.fileMode = 0o755
 		}
-		c.blob = make([]byte, commandMax+12) // see command
-		c.argvRaw = make([]uintptr, 4096)
-		c.envvRaw = make([]uintptr, 4096)
+		c.blobLen, c.rawLen = commandMax+12, 4096 // see command
 		argv = append(argv, "/prepared")
 	} else if s.in.Program != "" {
 		argv = append(argv, s.in.Program)
