@@ -336,6 +336,11 @@ func (s *supervisor) takeListener(sock int) {
 	if s.in.Exiting {
 		startKeeper(s.plan.ctlW, s.listener)
 	}
+	// The program is under way: what runs killed earlier left is looked
+	// for now, while this goroutine waits, not after the program's end.
+	if s.cg != nil {
+		s.cg.Sweep()
+	}
 }
 
 // nextCPUCheck says when the tree can first have used its CPU-time limit,

@@ -57,6 +57,11 @@ type Cgroup interface {
 	// Remove does), and returns the cgroup's directories in the order to
 	// remove them. The cgroup must hold no process.
 	Leave() []string
+	// Sweep starts the removal of what runs killed earlier left, which
+	// Remove or Leave would otherwise make, in a goroutine; they wait for
+	// it. Called while the jail's program runs, it is off the run's way
+	// (26 µs a run here, 80 µs with another run beside it).
+	Sweep()
 }
 
 // Spec is what a run's cgroup enforces.
@@ -658,6 +663,45 @@ func sweepDue() bool {
 		return false
 	}
 	return sweptAt.CompareAndSwap(last, now)
+}
+
+// sweeper makes a cgroup's sweep (removeStale's) once: in a goroutine
+// from Sweep, or else in Remove or Leave.
+type sweeper struct {
+	pending bool          // not swept yet
+	done    chan struct{} // closed at the end of the goroutine's sweep
+}
+
+// start makes sweep in a goroutine, if it is pending and due.
+func (s *sweeper) start(sweep func()) {
+	if !s.pending {
+		return
+	}
+	s.pending = false
+	if !sweepDue() {
+		return
+	}
+	done := make(chan struct{})
+	s.done = done
+	go func() {
+		defer close(done)
+		sweep()
+	}()
+}
+
+// finish waits for the goroutine's sweep, or makes sweep now if it is
+// pending and due.
+func (s *sweeper) finish(sweep func()) {
+	if s.done != nil {
+		<-s.done
+		s.done = nil
+	}
+	if s.pending {
+		s.pending = false
+		if sweepDue() {
+			sweep()
+		}
+	}
 }
 
 // removeStale removes the run cgroups under parent whose supervisor is gone;

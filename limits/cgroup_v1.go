@@ -17,10 +17,10 @@ import (
 // hierarchy, nested under this process's own cgroup there so that limits
 // set on the caller still apply.
 type v1 struct {
-	dirs  map[string]string // controller -> the run's directory
-	k     counters
-	own   map[string]string // this process's cgroups, for the sweep
-	sweep bool              // Remove then removes what dead runs left (sweepV1)
+	dirs map[string]string // controller -> the run's directory
+	k    counters
+	own  map[string]string // this process's cgroups, for the sweep
+	sw   sweeper           // of what dead runs left (sweepV1)
 }
 
 // v1Controllers are the hierarchies a run uses; cpu is optional (quota).
@@ -76,7 +76,7 @@ func newV1(own map[string]string, name string, spec Spec) (Cgroup, error) {
 		}
 		cg.dirs[ctrl] = dir
 	}
-	cg.sweep = true
+	cg.sw.pending = true
 	// The writes made early went into the directories Made: taken only
 	// when every directory is one of those (a process moved to another
 	// cgroup since has them made here).
@@ -286,14 +286,11 @@ func (c *v1) Remove() error {
 			errs = append(errs, rmdir(dir)) // gone already: nil
 		}
 	}
-	if c.sweep {
-		c.sweep = false
-		if sweepDue() {
-			sweepV1(c.own, nil)
-		}
-	}
+	c.sw.finish(func() { sweepV1(c.own, nil) })
 	return errors.Join(errs...)
 }
+
+func (c *v1) Sweep() { c.sw.start(func() { sweepV1(c.own, c.dirs) }) }
 
 // Leave returns the run's directories in Remove's order, memory's last.
 func (c *v1) Leave() []string {
@@ -304,21 +301,16 @@ func (c *v1) Leave() []string {
 			dirs = append(dirs, dir)
 		}
 	}
-	if c.sweep {
-		c.sweep = false
-		if sweepDue() {
-			sweepV1(c.own, c.dirs)
-		}
-	}
+	c.sw.finish(func() { sweepV1(c.own, c.dirs) })
 	return dirs
 }
 
 // sweepV1 removes the run cgroups that runs killed with SIGKILL left
 // behind, in every hierarchy: a run cut short while its directories were
-// made or removed may have left some and not others. A run does it as it
-// removes its own (or leaves them: left, its directories still there),
-// while its init's namespaces are torn down; in a process that runs many,
-// at most once a second (sweepDue).
+// made or removed may have left some and not others. A run does it while
+// its program runs (Sweep), or else as it removes its own (left: its
+// directories still there); in a process that runs many, at most once a
+// second (sweepDue).
 func sweepV1(own map[string]string, left map[string]string) {
 	for _, ctrl := range v1Swept {
 		path, ok := own[ctrl]

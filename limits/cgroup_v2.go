@@ -18,6 +18,7 @@ type v2 struct {
 	dir string
 	fd  int // O_PATH descriptor of dir, for CLONE_INTO_CGROUP
 	k   counters
+	sw  sweeper // of what dead runs left in dir's parent
 }
 
 // newV2 creates mount/BASE/gojail/NAME, where BASE is the parent of this
@@ -55,18 +56,13 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if err := write(parent, "cgroup.subtree_control", ctrls); err != nil {
 		return nil, &ErrNoCgroup{err.Error()}
 	}
-	if sweepDue() {
-		removeStale(parent, 0, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
-			func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
-	}
-
 	dir := filepath.Join(parent, name)
 	if slices.Contains(spec.Made, dir) {
 		// Made before the controllers were given above: they reach it.
 	} else if err := mkdir(dir); err != nil {
 		return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
 	}
-	cg := &v2{dir: dir, fd: -1}
+	cg := &v2{dir: dir, fd: -1, sw: sweeper{pending: true}}
 	if err := cg.set(spec); err != nil {
 		cg.Remove()
 		return nil, err
@@ -183,7 +179,18 @@ func (c *v2) Leave() []string {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
+	c.sw.finish(func() { c.sweep(1) })
 	return []string{c.dir}
+}
+
+func (c *v2) Sweep() { c.sw.start(func() { c.sweep(1) }) }
+
+// sweep removes what dead runs left beside the run's directory; mine is 1
+// while that is there.
+func (c *v2) sweep(mine int) {
+	parent := filepath.Dir(c.dir)
+	removeStale(parent, mine, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
+		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 }
 
 func (c *v2) Remove() error {
@@ -192,6 +199,7 @@ func (c *v2) Remove() error {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
+	defer c.sw.finish(func() { c.sweep(0) })
 	if unlinkDir(c.dir) == nil { // the usual end: nothing left in it
 		return nil
 	}
