@@ -213,13 +213,16 @@ type initVars struct {
 	attr   mountAttr
 	pfd    [3]unix.PollFd
 	ru     unix.Rusage
-	keep   [4]uintptr // the init's descriptors
+	keep   [5]uintptr // the init's descriptors
 	sigbuf [128]byte
 	marks  markBuf
 
-	// A prepared jail's exec pipe: pid 2 asks for its file's bind with a
-	// byte, and holds the write end close-on-exec, so that EOF says it has
-	// exec'd; -1 for a one-shot run, which has none.
+	// The init's own oom_score_adj, raised for pid 2 to inherit, and taken
+	// back once pid 2 has exec'd: EOF on the exec pipe, whose write end pid
+	// 2 holds close-on-exec.
+	oomFd    uintptr
+	oomOld   [16]byte
+	oomOldN  uintptr
 	execPipe [2]int32
 	how      openHow
 	st       syscall.Stat_t // a policy's bind source, as opened
@@ -554,7 +557,7 @@ func childInit(c *childPlan) {
 		fd     uintptr
 		rootfd uintptr
 		treefd uintptr       // the host's mount tree, a detached copy
-		oomfd  uintptr       // this process's oom_score_adj, until raised
+		oomfd  uintptr       // this process's oom_score_adj
 		procfd uintptr       // the jail's proc, made before the copy of the host's tree is unmounted
 		treeTs unix.Timespec // when the copy was unmounted, for --debug's mark
 		b      [1]byte
@@ -643,24 +646,10 @@ func childInit(c *childPlan) {
 	// /proc and entered with pivot_root; the jail's root is mounted over it
 	// once the run is known (below).
 	//
-	// The OOM killer's first choice: this process, and pid 2 and all it
-	// starts, who inherit the adjustment this process has at pid 2's
-	// clone. Raised now, while the host's /proc is this process's (its
-	// credentials are still the supervisor's, and it is dumpable), and
-	// kept: once pid 2 has shared this process's memory, a write to
-	// either walks every process of the host (the kernel gives it to all
-	// that share the memory): 45 µs of CPU a run here (profiled, some 80
-	// processes), 150 µs beside 2,000, under a lock every run takes. This process is no candidate of
-	// the jail's cgroup's OOM killer, being outside it; the host's, should
-	// the host run out of memory, takes whichever of the jail's processes
-	// holds the most.
+	// The OOM score's file first (see stepOOMScore below), while the
+	// host's /proc is this process's.
 	step = stepOOMScore
-	if oomfd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
-		goto fail
-	}
-	_, _, e1 = syscall.RawSyscall6(syscall.SYS_PWRITE64, oomfd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax)), 0, 0, 0)
-	syscall.RawSyscall(syscall.SYS_CLOSE, oomfd, 0, 0)
-	if e1 != 0 {
+	if oomfd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&oomScoreAdj[0])), syscall.O_RDWR|syscall.O_CLOEXEC, 0, 0, 0); e1 != 0 {
 		goto fail
 	}
 	// No mount event of ours may propagate back to the host.
@@ -831,18 +820,29 @@ waitRelease:
 		}
 	}
 
-	// A prepared jail's exec pipe (initVars.execPipe).
-	v.execPipe = [2]int32{-1, -1}
-	if c.prepared {
-		step = stepFork
-		if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIPE2, uintptr(unsafe.Pointer(&v.execPipe[0])), syscall.O_CLOEXEC, 0); e1 != 0 {
-			goto fail
-		}
-		// Above the stdio numbers, which pid 2's dup3 takes over: the
-		// write end must last until its execve. (This process closed
-		// every descriptor it did not need, those too.)
-		v.execPipe[1] = int32(aboveStdio(uintptr(v.execPipe[1])))
+	// The OOM killer's first choice: pid 2 and all it starts, who inherit
+	// the adjustment this process has at the clone. It takes its own back
+	// once pid 2 has exec'd: until then they share their memory, and the
+	// kernel gives a write to one to both. (Outside the jail's cgroup this
+	// process is no candidate of the cgroup's OOM killer.) The file was
+	// opened before the new root was entered, while it belongs to this
+	// process (its credentials are still the supervisor's, and it is
+	// dumpable), and is kept for the taking back.
+	step = stepOOMScore
+	v.oomFd = oomfd
+	if v.oomOldN, _, e1 = syscall.RawSyscall6(syscall.SYS_PREAD64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), uintptr(len(v.oomOld)), 0, 0, 0); e1 != 0 {
+		goto fail
 	}
+	if _, _, e1 = syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&oomMax[0])), uintptr(len(oomMax)), 0, 0, 0); e1 != 0 {
+		goto fail
+	}
+	if _, _, e1 = syscall.RawSyscall(syscall.SYS_PIPE2, uintptr(unsafe.Pointer(&v.execPipe[0])), syscall.O_CLOEXEC, 0); e1 != 0 {
+		goto fail
+	}
+	// Above the stdio numbers, which pid 2's dup3 takes over: the write end
+	// must last until its execve. (This process closed every descriptor it
+	// did not need, those too.)
+	v.execPipe[1] = int32(aboveStdio(uintptr(v.execPipe[1])))
 
 	// The caller's timer slack, for this process and pid 2, which inherits
 	// it (and keeps it through execve): the thread this process was
@@ -872,9 +872,7 @@ waitRelease:
 	// be built before its first step. It takes the caller's CPUs back once
 	// the root is built (goAhead), which comes after this call.
 	spread(int(pid2), c)
-	if c.prepared {
-		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
-	}
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[1]), 0, 0)
 	for i = c.joinFirst; i < c.joinFirst+c.joinCount && !c.lateJoin; i++ {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&c.joinCmsg[cmsgHdrSize+4*i]))), 0, 0)
 	}
@@ -1099,21 +1097,16 @@ waitRelease:
 		// SIGCHLD ignored and their usage is lost.)
 		// Keep the report pipe, the control pipe and the signalfd: close
 		// the ranges between them, in ascending order.
-		// (A one-shot run has no exec pipe: the report pipe a second time
-		// instead.)
-		v.keep = [4]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd, uintptr(c.reportW)}
-		if c.prepared {
-			v.keep[3] = uintptr(v.execPipe[0])
-		}
-		for i = 0; i < 4; i++ {
-			for j = i + 1; j < 4; j++ {
+		v.keep = [5]uintptr{uintptr(c.reportW), uintptr(c.ctlR), sfd, uintptr(v.execPipe[0]), v.oomFd}
+		for i = 0; i < 5; i++ {
+			for j = i + 1; j < 5; j++ {
 				if v.keep[j] < v.keep[i] {
 					v.keep[i], v.keep[j] = v.keep[j], v.keep[i]
 				}
 			}
 		}
 		fd = 0
-		for i = 0; i < 4; i++ {
+		for i = 0; i < 5; i++ {
 			if v.keep[i] > fd {
 				syscall.RawSyscall(unix.SYS_CLOSE_RANGE, fd, v.keep[i]-1, 0)
 			}
@@ -1144,7 +1137,7 @@ waitRelease:
 				syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.codeBound)), futexWakePrivate, 1, 0, 0, 0)
 				ws = 0
 			} else if v.pfd[2].Revents != 0 { // pid 2 has exec'd (or died)
-				execDone(v)
+				oomBack(v)
 			}
 			if v.pfd[1].Revents != 0 { // a stop request, or EOF: the supervisor is gone
 				v.rep.Kind = reportKilled
@@ -1163,7 +1156,7 @@ waitRelease:
 		}
 		// pid 2 may have ended before its exec pipe's EOF was seen (after
 		// its file's byte, or with a stop request).
-		execDone(v)
+		oomBack(v)
 		// Every process of the jail left, the program's orphans included,
 		// is a child of this init: with none (ECHILD) there is nothing to
 		// kill, and kill(-1) would walk every process of the host.
@@ -1234,12 +1227,12 @@ func childProgram(c *childPlan) {
 		rep  report
 		b    [1]byte
 	)
-	// The init's: a prepared jail's exec pipe's read end (pid 2 keeps the
-	// write end until its execve), and the host's tree, whose last close
-	// (the init's, once the root is built) frees it after a grace period.
-	if c.prepared {
-		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
-	}
+	// The init's: the exec pipe's read end (pid 2 keeps the write end until
+	// its execve), its oom_score_adj file, and the host's tree, whose last
+	// close (the init's, once the root is built) frees it after a grace
+	// period.
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(c.vars.execPipe[0]), 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, c.vars.oomFd, 0, 0)
 	if c.treeFd != noTree {
 		syscall.RawSyscall(syscall.SYS_CLOSE, c.treeFd, 0, 0)
 	}
@@ -1543,17 +1536,19 @@ func becomeUser(c *childPlan) (Step, syscall.Errno) {
 	return stepSetuid, 0
 }
 
-// execDone closes a prepared jail's exec pipe, once pid 2 has exec'd or
-// died, and takes it out of the init's poll; only the first call does
-// anything.
+// oomBack gives the init its own oom_score_adj back, once pid 2, which
+// inherited the raised one, has exec'd or died, and closes the exec pipe;
+// only the first call does anything.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func execDone(v *initVars) {
+func oomBack(v *initVars) {
 	if v.pfd[2].Fd < 0 {
 		return
 	}
+	syscall.RawSyscall6(syscall.SYS_PWRITE64, v.oomFd, uintptr(unsafe.Pointer(&v.oomOld[0])), v.oomOldN, 0, 0, 0)
+	syscall.RawSyscall(syscall.SYS_CLOSE, v.oomFd, 0, 0)
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(v.execPipe[0]), 0, 0)
 	v.pfd[2].Fd = -1
 }
