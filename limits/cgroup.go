@@ -189,8 +189,9 @@ func mkdirFailed(dir string, err error, hint string) error {
 }
 
 // New creates the cgroup of one run. Those that runs killed with SIGKILL
-// left behind are removed too: on v2 before it, on v1 as the run's own is
-// removed (Remove). It returns *ErrNoCgroup when the host has no
+// left behind are removed too, while the run's program runs (Sweep) or as
+// the run's own is removed (Remove, Leave), and on v2 at once when its
+// directory cannot be made. It returns *ErrNoCgroup when the host has no
 // cgroup this process may create (rootless without delegation): the caller
 // falls back to rlimits and says so.
 func New(spec Spec) (cg Cgroup, err error) {
@@ -689,13 +690,19 @@ func (s *sweeper) start(sweep func()) {
 	}()
 }
 
-// finish waits for the goroutine's sweep, or makes sweep now if it is
-// pending and due.
-func (s *sweeper) finish(sweep func()) {
+// wait waits for the goroutine's sweep, if one was started: Remove waits
+// before it removes the run's directories, which that sweep counts as there.
+func (s *sweeper) wait() {
 	if s.done != nil {
 		<-s.done
 		s.done = nil
 	}
+}
+
+// finish waits for the goroutine's sweep, or makes sweep now if it is
+// pending and due.
+func (s *sweeper) finish(sweep func()) {
+	s.wait()
 	if s.pending {
 		s.pending = false
 		if sweepDue() {

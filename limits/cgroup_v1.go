@@ -255,6 +255,7 @@ func (c *v1) Kill() error {
 
 func (c *v1) Remove() error {
 	c.k.close()
+	c.sw.wait()
 	var errs []error
 	// In the reverse of the order of making: memory last, as it is made
 	// first, so that a run cut short leaves its memory directory whenever

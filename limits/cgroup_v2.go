@@ -60,7 +60,12 @@ func newV2(mount string, owns map[string]string, name string, spec Spec) (Cgroup
 	if slices.Contains(spec.Made, dir) {
 		// Made before the controllers were given above: they reach it.
 	} else if err := mkdir(dir); err != nil {
-		return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
+		// What killed runs left may be what refuses it (the parent's
+		// cgroup.max.descendants): swept now, and made once more.
+		sweepV2(parent, 0)
+		if err = mkdir(dir); err != nil {
+			return nil, mkdirFailed(dir, &os.PathError{Op: "mkdir", Path: dir, Err: err}, "")
+		}
 	}
 	cg := &v2{dir: dir, fd: -1, sw: sweeper{pending: true}}
 	if err := cg.set(spec); err != nil {
@@ -179,16 +184,15 @@ func (c *v2) Leave() []string {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
-	c.sw.finish(func() { c.sweep(1) })
+	c.sw.finish(func() { sweepV2(filepath.Dir(c.dir), 1) })
 	return []string{c.dir}
 }
 
-func (c *v2) Sweep() { c.sw.start(func() { c.sweep(1) }) }
+func (c *v2) Sweep() { c.sw.start(func() { sweepV2(filepath.Dir(c.dir), 1) }) }
 
-// sweep removes what dead runs left beside the run's directory; mine is 1
-// while that is there.
-func (c *v2) sweep(mine int) {
-	parent := filepath.Dir(c.dir)
+// sweepV2 removes what dead runs left in parent; mine is how many of its
+// directories are this process's run's (1 while its own is there).
+func sweepV2(parent string, mine int) {
 	removeStale(parent, mine, func(n string) { (&v2{dir: filepath.Join(parent, n), fd: -1}).Remove() },
 		func(n string) { unlinkDir(filepath.Join(parent, n)) }) // EBUSY while it holds processes
 }
@@ -199,7 +203,8 @@ func (c *v2) Remove() error {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
-	defer c.sw.finish(func() { c.sweep(0) })
+	c.sw.wait()
+	defer c.sw.finish(func() { sweepV2(filepath.Dir(c.dir), 0) })
 	if unlinkDir(c.dir) == nil { // the usual end: nothing left in it
 		return nil
 	}
