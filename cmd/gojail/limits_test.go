@@ -401,9 +401,17 @@ func TestEnclosingCgroupCap(t *testing.T) {
 	if err := os.MkdirAll(leaf, 0o755); err != nil {
 		t.Skipf("cannot make an enclosing cgroup: %v", err)
 	}
+	// gojail's keeper and init, in the enclosing cgroup too, outlive it a
+	// moment, and the keeper removes the run's cgroup then.
 	defer func() {
 		for _, d := range []string{filepath.Join(enclosing, "gojail"), leaf, enclosing} {
-			syscall.Rmdir(d)
+			err := syscall.Rmdir(d)
+			for deadline := time.Now().Add(5 * time.Second); err == syscall.EBUSY && time.Now().Before(deadline); err = syscall.Rmdir(d) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err != nil && err != syscall.ENOENT {
+				t.Errorf("remove the test's cgroup %s: %v", d, err)
+			}
 		}
 	}()
 	if leaf == enclosing { // v1
