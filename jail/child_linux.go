@@ -824,7 +824,8 @@ waitRelease:
 	// the adjustment this process has at the clone. It takes its own back
 	// once pid 2 has exec'd: until then they share their memory, and the
 	// kernel gives a write to one to both. (Outside the jail's cgroup this
-	// process is no candidate of the cgroup's OOM killer.) The file was
+	// process is no candidate of that cgroup's OOM killer; an enclosing
+	// cgroup's, or the host's, may take it.) The file was
 	// opened before the new root was entered, while it belongs to this
 	// process (its credentials are still the supervisor's, and it is
 	// dumpable), and is kept for the taking back. Already 1000 (as root
