@@ -673,13 +673,19 @@ type sweeper struct {
 	done    chan struct{} // closed at the end of the goroutine's sweep
 }
 
-// start makes sweep in a goroutine, if it is pending and due.
-func (s *sweeper) start(sweep func()) {
+// due takes the pending sweep, and reports whether this process is due
+// one (sweepDue).
+func (s *sweeper) due() bool {
 	if !s.pending {
-		return
+		return false
 	}
 	s.pending = false
-	if !sweepDue() {
+	return sweepDue()
+}
+
+// start makes sweep in a goroutine, if it is pending and due.
+func (s *sweeper) start(sweep func()) {
+	if !s.due() {
 		return
 	}
 	done := make(chan struct{})
@@ -703,11 +709,8 @@ func (s *sweeper) wait() {
 // pending and due.
 func (s *sweeper) finish(sweep func()) {
 	s.wait()
-	if s.pending {
-		s.pending = false
-		if sweepDue() {
-			sweep()
-		}
+	if s.due() {
+		sweep()
 	}
 }
 
