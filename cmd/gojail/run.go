@@ -260,7 +260,7 @@ func applyFlags(c *cli.Context, set map[string]bool, p *policy.Policy) error {
 			bad("net", fmt.Errorf("%q: want none, loopback or host", m))
 		}
 	}
-	for _, kv := range c.StringSlice("env") {
+	for _, kv := range sliceValue(c, "env") {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			bad("env", fmt.Errorf("%q is not KEY=VALUE", kv))
@@ -335,8 +335,18 @@ func (f quickBool) Apply(set *flag.FlagSet) error {
 // Apply gives every name one value, as cli's does; a copy of the defaults,
 // which the first value given replaces.
 func (f quickSlice) Apply(set *flag.FlagSet) error {
-	if len(f.EnvVars) > 0 || f.FilePath != "" || f.Destination != nil || f.KeepSpace {
+	if len(f.EnvVars) > 0 || f.FilePath != "" || f.Destination != nil {
 		return f.StringSliceFlag.Apply(set)
+	}
+	if f.KeepSpace {
+		v := &verbatim{}
+		if f.Value != nil {
+			v.values = f.Value.Value()
+		}
+		for _, n := range f.names {
+			set.Var(v, n, f.Usage)
+		}
+		return nil
 	}
 	v := cli.NewStringSlice()
 	if f.Value != nil {
@@ -356,6 +366,36 @@ func (f quickInt) Apply(set *flag.FlagSet) error {
 		set.Int(n, f.Value, f.Usage)
 	}
 	return nil
+}
+
+// verbatim is a KeepSpace slice flag's value: each value as given, neither
+// split at commas (the app disables the separator) nor trimmed, as cli's
+// own would hold it; the first value given replaces the defaults. cli's
+// value has its keepSpace set only by cli's Apply, which asks for the
+// names (36 KB allocated by the regular expression's matcher, on every run
+// that has the flag).
+type verbatim struct {
+	values []string
+	given  bool
+}
+
+func (v *verbatim) Set(s string) error {
+	if !v.given {
+		v.values, v.given = nil, true
+	}
+	v.values = append(v.values, s)
+	return nil
+}
+
+func (v *verbatim) String() string { return fmt.Sprintf("%s", v.values) }
+func (v *verbatim) Get() any       { return v.values }
+
+// sliceValue is a slice flag's values, whichever Apply defined it.
+func sliceValue(c *cli.Context, name string) []string {
+	if v, ok := c.Value(name).([]string); ok {
+		return v
+	}
+	return c.StringSlice(name)
 }
 
 func (f quickString) Names() []string { return f.names }
