@@ -1353,7 +1353,7 @@ func childProgram(c *childPlan) {
 	// here), for a root that is about to be built: waking a sleeping CPU
 	// costs more. Longer, it spins for roots that are not, now that its
 	// cgroup is ready when it starts, and a spin in a virtual machine may
-	// give its CPU up to the host (README: goAhead's spin).
+	// give its CPU up to the host (testdata/bench/NOTES.md: goAhead's spin).
 	spinLoad(&c.goAhead, goAheadSpins)
 	for c.goAhead == 0 { // reloaded after each call (see the init's store)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.goAhead)), futexWaitPrivate, 0, 0, 0, 0)
