@@ -20,6 +20,16 @@ func ParseErrno(e Errno) (int, error) {
 		}
 		return n, nil
 	}
+	// The second names Linux gives a number, which unix.ErrnoName does
+	// not (errno(3)).
+	switch s {
+	case "EOPNOTSUPP":
+		return int(unix.EOPNOTSUPP), nil
+	case "EWOULDBLOCK":
+		return int(unix.EWOULDBLOCK), nil
+	case "EDEADLOCK":
+		return int(unix.EDEADLOCK), nil
+	}
 	for n := 1; n < 200; n++ {
 		if name := unix.ErrnoName(unix.Errno(n)); name != "" && name == s {
 			return n, nil

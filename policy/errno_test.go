@@ -12,6 +12,9 @@ func TestParseErrno(t *testing.T) {
 	}{
 		{"", 1, true}, {"EPERM", 1, true}, {"EACCES", 13, true}, {"13", 13, true}, {"4095", 4095, true},
 		{"0", 0, false}, {"4096", 0, false}, {"-1", 0, false}, {"EFOO", 0, false}, {"eperm", 0, false},
+		// Both names of a number that has two.
+		{"ENOTSUP", 95, true}, {"EOPNOTSUPP", 95, true}, {"EAGAIN", 11, true}, {"EWOULDBLOCK", 11, true},
+		{"EDEADLK", 35, true}, {"EDEADLOCK", 35, true},
 	} {
 		got, err := ParseErrno(Errno(tc.in))
 		if got != tc.want || (err == nil) != tc.ok {

@@ -120,7 +120,7 @@ func Stdin(path string) error {
 // host paths at the same place).
 func Program(name string, p *policy.Policy) (string, error) {
 	if name == "" {
-		return "", errors.New("no program named after --")
+		return "", errors.New("no program named")
 	}
 	var candidates []string
 	if strings.ContainsRune(name, '/') {

@@ -522,6 +522,8 @@ func exactKeys(line []byte) (seen map[string]bool, id json.RawMessage, err error
 			id = value
 		case key == "args" && entriesOver(value, maxArgs):
 			fail(fmt.Errorf(`"args" holds more than %d entries: a prepared jail takes at most %d arguments and environment entries in all`, maxArgs, maxArgs))
+		case string(value) == "null": // the decoder would leave the field empty: {"code": null} ran an empty file
+			fail(fmt.Errorf("%q is null: give its value, or leave the field out", key))
 		}
 	}
 	return seen, id, err
@@ -554,6 +556,9 @@ func entriesOver(raw json.RawMessage, max int) bool {
 type programCache map[string]string
 
 func (c programCache) check(name string, p *policy.Policy) (string, error) {
+	if name == "" {
+		return "", errors.New(`request: "program" is empty: give an absolute path, or a name looked up in the jail's PATH`)
+	}
 	if path, ok := c[name]; ok {
 		return path, nil
 	}

@@ -399,6 +399,12 @@ func TestBatchRequestID(t *testing.T) {
 		{`{"program": "/bin/true", "program": "/bin/true", "id": 10}`, `10`, jail.StatusInvalidInput, `request: field "program" given twice`},
 		{"{\"code\": \"\xff\", \"id\": 11}", `11`, jail.StatusInvalidInput, "request: the line is not UTF-8, as JSON text is: send code or stdin that is not text as code_base64 or stdin_base64"},
 		{``, ``, jail.StatusInvalidInput, "request: an empty line: one JSON object per line"},
+		// null is no value: {"code": null} ran an empty file.
+		{`{"id": 12, "code": null}`, `12`, jail.StatusInvalidInput, `request: "code" is null: give its value, or leave the field out`},
+		{`{"code_base64": null, "id": 13}`, `13`, jail.StatusInvalidInput, `request: "code_base64" is null: give its value, or leave the field out`},
+		{`{"program": "/bin/true", "args": null, "id": 14}`, `14`, jail.StatusInvalidInput, `request: "args" is null: give its value, or leave the field out`},
+		{`{"id": null, "program": "/bin/true"}`, ``, jail.StatusInvalidInput, `request: "id" is a JSON string or number of at most 1024 bytes`},
+		{`{"program": "", "id": 15}`, `15`, jail.StatusInvalidInput, `request: "program" is empty: give an absolute path, or a name looked up in the jail's PATH`},
 		{`{"program": "/bin/true"}`, ``, jail.StatusOK, ""},
 	} {
 		fmt.Fprintln(stdin, tc.line)

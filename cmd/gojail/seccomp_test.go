@@ -14,21 +14,25 @@ import (
 )
 
 // Every system call the default profile refuses answers EPERM inside the
-// jail (clone3: ENOSYS, so that libc falls back to clone).
+// jail (clone3: ENOSYS, so that libc falls back to clone; preadv2's
+// RWF_NOWAIT: EOPNOTSUPP, as for a file that cannot do it).
 func TestDefaultProfileInTheJail(t *testing.T) {
 	probe := compileFile(t, "../../testdata/programs/sysprobe.c")
 	o := gojail(t, "--policy", "exec", probe)
 	o.want(t, jail.StatusOK, 0)
 	lines := strings.Split(strings.TrimSpace(o.res.Stdout), "\n")
-	if len(lines) != 51 {
-		t.Fatalf("%d probes ran, want 51:\n%s", len(lines), o.res.Stdout)
+	if len(lines) != 55 {
+		t.Fatalf("%d probes ran, want 55:\n%s", len(lines), o.res.Stdout)
 	}
 	for _, line := range lines {
 		name, got, _ := strings.Cut(line, " ")
 		got = strings.TrimSpace(got)
 		want := "EPERM"
-		if name == "clone3" {
+		switch name {
+		case "clone3":
 			want = "ENOSYS"
+		case "preadv2(RWF_NOWAIT)":
+			want = "EOPNOTSUPP"
 		}
 		if got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)

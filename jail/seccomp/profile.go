@@ -122,6 +122,21 @@ func DefaultProfile() []policy.SeccompRule {
 		// ENOSYS, as where the kernel has no AIO: programs that use it
 		// fall back to threads.
 		{Syscalls: []string{"io_setup"}, Action: policy.ActErrno, Errno: "ENOSYS"},
+		// The page cache of the read-only binds is the host's, and every
+		// run's: which pages of a file are cached is a message one run can
+		// leave for the next. The calls that tell it exactly are refused: a
+		// read that must not wait (preadv2's RWF_NOWAIT, EAGAIN on a page
+		// not cached; refused with EOPNOTSUPP, the kernel's own answer for a
+		// file that cannot do it, on which programs fall back) and
+		// cachestat (which Linux 6.14 refuses for a file the caller cannot
+		// write, as mincore since 5.2: here for older kernels). So is
+		// dropping a shared file's cached pages (fadvise64's
+		// POSIX_FADV_DONTNEED), which also takes them from the host and from
+		// other runs. A read's timing still tells (README: not isolated).
+		// Both flags are matched on the low 32 bits, all the kernel reads.
+		{Syscalls: []string{"preadv2"}, Action: policy.ActErrno, Errno: "EOPNOTSUPP", Args: arg(5, "&=", unix.RWF_NOWAIT, unix.RWF_NOWAIT)},
+		{Syscalls: []string{"fadvise64"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(3, "&=", unix.FADV_DONTNEED, 0xffffffff)},
+		eperm("cachestat"),
 	}
 	for af := uint64(unix.AF_INET + 1); af < unix.AF_INET6; af++ {
 		rules = append(rules, policy.SeccompRule{Syscalls: []string{"socket"}, Action: policy.ActErrno, Errno: "EPERM", Args: arg(0, "==", af, 0)})

@@ -1,6 +1,8 @@
 // sysprobe calls each system call the default seccomp profile refuses and
 // prints "name errno" for each, one per line: the test expects EPERM (ENOSYS
-// for clone3). With an argument it makes one kind of forbidden call that the
+// for clone3, EOPNOTSUPP for preadv2's RWF_NOWAIT). Each has arguments the
+// kernel would refuse otherwise (a descriptor of -1: EBADF), so that only the
+// filter's answer is EPERM. With an argument it makes one kind of forbidden call that the
 // filter kills: "int80" (the i386 ABI), "x32" and "x32sendmsg" (the x32 ABI).
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,13 +15,18 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <termios.h>
 #include <unistd.h>
 
-static void probe(const char *name, long nr, long a0, long a1, long a2) {
+static void probe6(const char *name, long nr, long a0, long a1, long a2, long a3, long a4, long a5) {
 	errno = 0;
-	long r = syscall(nr, a0, a1, a2, 0, 0, 0);
+	long r = syscall(nr, a0, a1, a2, a3, a4, a5);
 	printf("%s %s\n", name, r == -1 ? strerrorname_np(errno) : "allowed");
+}
+
+static void probe(const char *name, long nr, long a0, long a1, long a2) {
+	probe6(name, nr, a0, a1, a2, 0, 0, 0);
 }
 
 int main(int argc, char **argv) {
@@ -123,5 +130,9 @@ int main(int argc, char **argv) {
 	probe("fanotify_mark", SYS_fanotify_mark, 0, 0, 0);
 	probe("fcntl(F_NOTIFY)", SYS_fcntl, 0, F_NOTIFY, 0);
 	probe("fcntl(F_NOTIFY|high-bits)", SYS_fcntl, 0, 0x100000000L | F_NOTIFY, 0);
+	probe6("preadv2(RWF_NOWAIT)", SYS_preadv2, -1, 0, 1, 0, 0, RWF_NOWAIT);
+	probe6("fadvise64(POSIX_FADV_DONTNEED)", SYS_fadvise64, -1, 0, 0, POSIX_FADV_DONTNEED, 0, 0);
+	probe6("fadvise64(POSIX_FADV_DONTNEED|high-bits)", SYS_fadvise64, -1, 0, 0, 0x100000000L | POSIX_FADV_DONTNEED, 0, 0);
+	probe("cachestat", 451, -1, 0, 0);
 	return 0;
 }
