@@ -3,7 +3,6 @@ package jail
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -355,13 +354,13 @@ func cgroupDirs(c *childPlan, make bool) {
 	for i := 0; i < c.cgCount && i < len(c.cgPath); i++ {
 		if make {
 			_, _, e := syscall.RawSyscall(syscall.SYS_MKDIRAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(&c.cgPath[i][0])), 0o755)
-			atomic.StoreInt32(&c.cgErr[i], int32(e))
-		} else if atomic.LoadUint32(&c.cgDone) == 1 && c.cgErr[i] == 0 {
+			initStore32((*uint32)(unsafe.Pointer(&c.cgErr[i])), uint32(e))
+		} else if initLoad32(&c.cgDone) == 1 && c.cgErr[i] == 0 {
 			syscall.RawSyscall(syscall.SYS_UNLINKAT, uintptr(c.cgRoot-1), uintptr(unsafe.Pointer(&c.cgPath[i][0])), unix.AT_REMOVEDIR)
 		}
 	}
 	if make {
-		atomic.StoreUint32(&c.cgDone, 1)
+		initStore32(&c.cgDone, 1)
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgDone)), futexWake, 1, 0, 0, 0)
 	}
 }
@@ -400,7 +399,7 @@ func cgroupWrites(c *childPlan) {
 		}
 		c.taskN = i + 1
 	}
-	atomic.StoreUint32(&c.cgWrote, 1)
+	initStore32(&c.cgWrote, 1)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&c.cgWrote)), futexWake, 1, 0, 0, 0)
 }
 
@@ -543,6 +542,16 @@ func clone3Stack(args unsafe.Pointer, size uintptr, fn uintptr, arg unsafe.Point
 //
 //go:noescape
 func spinLoad(p *uint32, n uintptr) uint32
+
+// initStore32 and initLoad32 are atomic.StoreUint32 and LoadUint32 for the
+// init, which has no Go runtime (under the race detector, sync/atomic calls
+// into it); in clone_amd64.s.
+//
+//go:noescape
+func initStore32(p *uint32, v uint32)
+
+//go:noescape
+func initLoad32(p *uint32) uint32
 
 // childInit is the jail's init, pid 1 of the new pid namespace, from its
 // first instruction on its own stack (see childmem_linux.go for what it

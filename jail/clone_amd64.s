@@ -54,3 +54,23 @@ loop:
 done:
 	MOVL	AX, ret+16(FP)
 	RET
+
+// func initStore32(p *uint32, v uint32)
+//
+// Stores v at *p with XCHG, as atomic.StoreUint32 does on amd64: the jail's
+// init has no Go runtime, and under the race detector sync/atomic calls
+// into the race runtime.
+TEXT ·initStore32(SB),NOSPLIT|NOFRAME,$0-12
+	MOVQ	p+0(FP), DI
+	MOVL	v+8(FP), AX
+	XCHGL	AX, (DI)
+	RET
+
+// func initLoad32(p *uint32) uint32
+//
+// Loads *p, as atomic.LoadUint32 does on amd64 (a plain load), for the init.
+TEXT ·initLoad32(SB),NOSPLIT|NOFRAME,$0-12
+	MOVQ	p+0(FP), DI
+	MOVL	(DI), AX
+	MOVL	AX, ret+8(FP)
+	RET
