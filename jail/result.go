@@ -65,7 +65,10 @@ func Failed(status Status, err error) *Result {
 
 // ProcessExitCode is gojail's own exit code for this result: the program's
 // code, 128+N for a signal N, 124 for time_limit (as timeout(1)), 125 when
-// gojail failed or refused.
+// gojail failed or refused. A limit's verdict never exits 0: a program
+// past its output limit, or after a call a kill rule stops, that ended by
+// itself with 0 before the kill reached it exits 137, as the kill would
+// have made it.
 func (r *Result) ProcessExitCode() int {
 	switch r.Status {
 	case StatusInvalidInput, StatusInternalError:
@@ -80,6 +83,9 @@ func (r *Result) ProcessExitCode() int {
 	}
 	if r.ExitCode < 0 {
 		return 125
+	}
+	if r.ExitCode == 0 && r.Status != StatusOK {
+		return 128 + int(syscall.SIGKILL)
 	}
 	return r.ExitCode
 }

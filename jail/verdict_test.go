@@ -39,6 +39,33 @@ func TestVerdictKilledCallBeforeOwnExit(t *testing.T) {
 	}
 }
 
+// The same with the program's own exit 0: the verdict is the limit's, and
+// gojail's exit code is not 0 (a caller that reads only the exit code took
+// an output_limit for a pass), but the kill's 137.
+func TestVerdictKilledBeforeOwnExitZero(t *testing.T) {
+	p, err := policy.Preset("exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := []report{{Kind: reportExit, Status: 0}} // exit 0
+	for _, tc := range []struct {
+		killed string
+		status Status
+		exit   int
+	}{
+		{"", StatusOK, 0},
+		{killSyscall, StatusSyscallBlocked, 137},
+		{killOutput, StatusOutputLimit, 137},
+	} {
+		s := &supervisor{p: &p, blocked: "getcwd: the seccomp policy kills it"}
+		r := &Result{ExitCode: -1}
+		s.verdict(r, syscall.WaitStatus(0), exited, tc.killed, limits.Usage{})
+		if r.Status != tc.status || r.ExitCode != 0 || r.ProcessExitCode() != tc.exit {
+			t.Errorf("killed %q: %s, exit_code %d, gojail's exit %d; want %s, exit_code 0, gojail's exit %d", tc.killed, r.Status, r.ExitCode, r.ProcessExitCode(), tc.status, tc.exit)
+		}
+	}
+}
+
 // A jail that could not be waited for (the poll set's descriptor, say, for
 // a caller at its descriptor limit) is an internal error that names why,
 // not a cancelled run.
