@@ -232,6 +232,10 @@ type initVars struct {
 	// cgBuf: a control file's path, for an early init's cgroup writes
 	// (cgroupWrites).
 	cgBuf [cgPathMax + 1 + cgFileMax + 8]byte
+	// opDirBuf and opDirHow: the directory of a path of the root that
+	// opDir opens, on an older kernel.
+	opDirBuf [1536]byte // a path of the jail's: at most 1024 bytes, and a file's 255 (validate)
+	opDirHow openHow
 }
 
 // openHow is struct open_how for openat2(2) (Linux 5.6).
@@ -574,6 +578,8 @@ func childInit(c *childPlan) {
 		i, j   int
 		step   Step
 		op     *mountOp
+		odir   uintptr // where op's last name is made: rootfd, or its directory (opDir)
+		oname  *byte   // op's last name there
 		sfd    uintptr // the signalfd of SIGCHLD
 		pid2   uintptr // the program's process
 		v      = &c.vars
@@ -909,24 +915,28 @@ waitRelease:
 	syscall.RawSyscall(syscall.SYS_UMASK, 0, 0, 0) // modes below are meant as written
 
 	// Build the root: directories, links, files, binds and new file systems,
-	// every path relative to the root's descriptor.
+	// every path relative to the root's descriptor, within the root (opDir).
 	for i = range c.ops {
 		op = &c.ops[i]
+		if odir, oname, e1 = opDir(rootfd, op.path, treefd == noTree, v); e1 != 0 {
+			step = opSteps[op.kind]
+			goto failOp
+		}
 		switch op.kind {
 		case opMkdir:
 			step = stepMkdir
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), uintptr(op.mode), 0, 0, 0); e1 != 0 {
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, odir, uintptr(unsafe.Pointer(oname)), uintptr(op.mode), 0, 0, 0); e1 != 0 {
 				goto failOp
 			}
 		case opSymlink:
 			step = stepSymlink
-			if _, _, e1 = syscall.RawSyscall(syscall.SYS_SYMLINKAT, uintptr(unsafe.Pointer(op.src)), rootfd, uintptr(unsafe.Pointer(op.path))); e1 != 0 {
+			if _, _, e1 = syscall.RawSyscall(syscall.SYS_SYMLINKAT, uintptr(unsafe.Pointer(op.src)), odir, uintptr(unsafe.Pointer(oname))); e1 != 0 {
 				goto failOp
 			}
 		case opFile:
 			// O_EXCL|O_NOFOLLOW: never write through a link or an existing file.
 			step = stepWriteFile
-			fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, rootfd, uintptr(unsafe.Pointer(op.path)),
+			fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, odir, uintptr(unsafe.Pointer(oname)),
 				syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uintptr(op.mode), 0, 0)
 			if e1 != 0 {
 				goto failOp
@@ -945,13 +955,13 @@ waitRelease:
 		case opBind:
 			step = stepMountPoint
 			if op.isFile {
-				fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, rootfd, uintptr(unsafe.Pointer(op.path)),
+				fd, _, e1 = syscall.RawSyscall6(syscall.SYS_OPENAT, odir, uintptr(unsafe.Pointer(oname)),
 					syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o444, 0, 0)
 				if e1 == 0 {
 					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 				}
 			} else {
-				_, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0)
+				_, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, odir, uintptr(unsafe.Pointer(oname)), 0o755, 0, 0, 0)
 			}
 			// A bind nested in another bind finds its mount point there
 			// already, on a read-only mount: mount(2) says if it is missing.
@@ -992,7 +1002,23 @@ waitRelease:
 					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 					goto failOp
 				}
-				if step, e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
+				// And still the file or directory that was checked, not
+				// another renamed in meanwhile (one holding a mount of a
+				// kernel interface, which the check would refuse). A
+				// directory renamed away and back around the check's read
+				// of the mount table still passes this: one that had no
+				// mount below it then is cloned without what is below it,
+				// which the user namespace's locks refuse (EINVAL) where
+				// there is any.
+				if v.st.Dev != op.dev || v.st.Ino != op.ino {
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+					step, e1 = stepBindChanged, syscall.ESTALE
+					goto failOp
+				}
+				if step, e1 = bindFrom(fd, odir, oname, op.recursive, v); e1 != 0 {
+					if step == stepBind && e1 == syscall.EINVAL && !op.recursive {
+						step = stepBindChanged
+					}
 					goto failOp
 				}
 			} else {
@@ -1006,7 +1032,7 @@ waitRelease:
 					uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0); e1 != 0 {
 					goto failOp
 				}
-				if step, e1 = bindFrom(fd, rootfd, op.path, v); e1 != 0 {
+				if step, e1 = bindFrom(fd, odir, oname, op.recursive, v); e1 != 0 {
 					goto failOp
 				}
 			}
@@ -1017,7 +1043,7 @@ waitRelease:
 				// which the kernel allows while the first is visible.
 				step = stepMoveMount
 				if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, procfd, uintptr(unsafe.Pointer(&empty[0])),
-					rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+					odir, uintptr(unsafe.Pointer(oname)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
 					goto failOp
 				}
 				syscall.RawSyscall(syscall.SYS_CLOSE, procfd, 0, 0)
@@ -1029,15 +1055,18 @@ waitRelease:
 				goto failOp
 			}
 			step = stepMountPoint
-			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, rootfd, uintptr(unsafe.Pointer(op.path)), 0o755, 0, 0, 0); e1 != 0 && e1 != syscall.EEXIST {
+			if _, _, e1 = syscall.RawSyscall6(syscall.SYS_MKDIRAT, odir, uintptr(unsafe.Pointer(oname)), 0o755, 0, 0, 0); e1 != 0 && e1 != syscall.EEXIST {
 				goto failOp
 			}
 			step = stepMoveMount
 			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, fd, uintptr(unsafe.Pointer(&empty[0])),
-				rootfd, uintptr(unsafe.Pointer(op.path)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
+				odir, uintptr(unsafe.Pointer(oname)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0); e1 != 0 {
 				goto failOp
 			}
 			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		}
+		if odir != rootfd {
+			syscall.RawSyscall(syscall.SYS_CLOSE, odir, 0, 0)
 		}
 	}
 	i = 0
@@ -1822,6 +1851,54 @@ func readCommand(c *childPlan) syscall.Errno {
 	return 0
 }
 
+// opSteps name the step of each kind of op whose place opDir could not
+// find.
+var opSteps = [...]Step{opMkdir: stepMkdir, opSymlink: stepSymlink, opFile: stepWriteFile, opBind: stepMountPoint, opProc: stepMountPoint, opFS: stepMountPoint}
+
+// opDir is where the build makes path, relative to the new root rootfd,
+// and its name there. Entered (chroot) before it is built, the root is
+// this process's, whose ".." and absolute links stay in it: rootfd and
+// path as they are. On an older kernel (late), whose root is entered once
+// it is built, this process's root is still the host's tree, and a link in
+// the root (a policy's own, to ../../tmp, with binds below it) led the
+// build out of it onto the host: path's directory is opened within the
+// root (RESOLVE_IN_ROOT), and its last name is made there. The caller
+// closes the directory (not rootfd).
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func opDir(rootfd uintptr, path *byte, late bool, v *initVars) (uintptr, *byte, syscall.Errno) {
+	if !late {
+		return rootfd, path, 0
+	}
+	last := -1
+	n := 0
+	for p := path; *p != 0; p = (*byte)(unsafe.Add(unsafe.Pointer(p), 1)) {
+		if *p == '/' {
+			last = n
+		}
+		n++
+	}
+	if last < 0 {
+		return rootfd, path, 0
+	}
+	if last >= len(v.opDirBuf) {
+		return 0, nil, syscall.ENAMETOOLONG
+	}
+	for j := 0; j < last; j++ {
+		v.opDirBuf[j] = *(*byte)(unsafe.Add(unsafe.Pointer(path), j))
+	}
+	v.opDirBuf[last] = 0
+	v.opDirHow = openHow{flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+	fd, _, e := syscall.RawSyscall6(unix.SYS_OPENAT2, rootfd, uintptr(unsafe.Pointer(&v.opDirBuf[0])),
+		uintptr(unsafe.Pointer(&v.opDirHow)), unsafe.Sizeof(v.opDirHow), 0, 0)
+	if e != 0 {
+		return 0, nil, e
+	}
+	return fd, (*byte)(unsafe.Add(unsafe.Pointer(path), last+1)), 0
+}
+
 // sourceDir is where a bind's source is looked up: an absolute path in the
 // host's tree (treefd, which how then keeps the lookup within), or from this
 // process's root where there is no tree (an older kernel); a relative one
@@ -1861,7 +1938,7 @@ func inTree(path *byte, treefd uintptr) *byte {
 }
 
 // bindFrom binds what fd, an O_PATH descriptor in the host's tree, opens
-// (and what is mounted below it) at path under the root rootfd, and
+// (and, recursive, what is mounted below it) at path under the root rootfd, and
 // closes fd: a clone of its tree with v.attr set on each of its mounts,
 // moved there. The clone is made with them (open_tree_attr, Linux 6.15);
 // where the kernel has no open_tree_attr, or a filter refuses it,
@@ -1871,20 +1948,23 @@ func inTree(path *byte, treefd uintptr) *byte {
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func bindFrom(fd, rootfd uintptr, path *byte, v *initVars) (Step, syscall.Errno) {
+func bindFrom(fd, rootfd uintptr, path *byte, recursive bool, v *initVars) (Step, syscall.Errno) {
 	var tree uintptr
 	e1 := syscall.ENOSYS
+	flags := uintptr(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
 	if !v.noTreeAttr {
 		tree, _, e1 = syscall.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, fd, uintptr(unsafe.Pointer(&empty[0])),
-			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0)
+			flags, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0)
 		// EPERM too: a container's filter that predates the call may
 		// refuse it so, and a refusal of the attributes themselves comes
 		// again from mount_setattr.
 		v.noTreeAttr = e1 == syscall.ENOSYS || e1 == syscall.EPERM
 	}
 	if v.noTreeAttr {
-		tree, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])),
-			unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		tree, _, e1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, fd, uintptr(unsafe.Pointer(&empty[0])), flags)
 		if e1 == 0 {
 			if _, _, e1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, tree, uintptr(unsafe.Pointer(&empty[0])),
 				unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.attr)), unsafe.Sizeof(v.attr), 0); e1 != 0 {

@@ -46,10 +46,17 @@ type mountOp struct {
 	// validate.HostBind) is opened following no link at all, so that a
 	// directory swapped for a link since cannot redirect it.
 	noLinks bool
-	attr    uint64  // MOUNT_ATTR_* to set (recursively, for binds)
-	opts    []fsOpt // fsconfig options of opFS and opProc
-	data    []byte  // contents of opFile
-	mode    uint32
+	attr    uint64 // MOUNT_ATTR_* to set (recursively, for binds)
+	// dev and ino: a policy's own bind's source as it was checked
+	// (validate.Binds.Identity), which what the child opens must still be.
+	dev, ino uint64
+	// recursive: the bind takes the mounts below its source along (the
+	// system's directories; a policy's own where it had mounts below it
+	// when checked, validate.Binds.MountsBelow).
+	recursive bool
+	opts      []fsOpt // fsconfig options of opFS and opProc
+	data      []byte  // contents of opFile
+	mode      uint32
 
 	desc string // for error messages and --debug; unused by the child
 }
@@ -95,7 +102,15 @@ func buildMounts(p *policy.Policy, code []byte) ([]mountOp, error) {
 					return nil, err
 				}
 			}
-			b.add(mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, noLinks: custom, desc: src + " (read-only)"})
+			op := mountOp{kind: opBind, path: cstr(rel), src: cstr(from), isFile: !st.IsDir(), attr: roBind, noLinks: custom, recursive: !custom, desc: src + " (read-only)"}
+			if custom {
+				op.recursive = st.IsDir() && binds.MountsBelow(from)
+				var ok bool
+				if op.dev, op.ino, ok = binds.Identity(from); !ok {
+					return nil, fmt.Errorf("fs.ro %s: not checked", src)
+				}
+			}
+			b.add(op)
 			if st.IsDir() {
 				b.bound[rel] = true
 			}

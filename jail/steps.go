@@ -61,6 +61,7 @@ const (
 	stepSendListener
 	stepExec
 	stepReaped
+	stepBindChanged
 	stepCount
 )
 
@@ -115,6 +116,7 @@ var stepNames = [stepCount]string{
 	stepSendListener: "send the seccomp listener",
 	stepExec:         "execve",
 	stepReaped:       "the program ended, every process reaped",
+	stepBindChanged:  "bind",
 }
 
 func (s Step) String() string {
@@ -133,6 +135,9 @@ type ChildError struct {
 }
 
 func (e *ChildError) Error() string {
+	if e.Step == stepBindChanged {
+		return fmt.Sprintf("bind %s: its source is not what was checked: it was renamed or replaced on the host meanwhile", e.Detail)
+	}
 	if e.Detail != "" {
 		return fmt.Sprintf("%s %s: %v", e.Step, e.Detail, e.Errno)
 	}

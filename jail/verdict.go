@@ -245,7 +245,7 @@ func allocFailure(stderr, truncatedTail string) bool {
 func (s *supervisor) childError(rep report) *ChildError {
 	e := &ChildError{Step: Step(rep.Step), Index: int(rep.Index), Errno: syscall.Errno(rep.Errno)}
 	switch e.Step {
-	case stepBind, stepSetattr, stepMkdir, stepSymlink, stepWriteFile, stepMountPoint, stepMoveMount, stepFsopen, stepFsconfig, stepFsmount:
+	case stepBind, stepBindChanged, stepSetattr, stepMkdir, stepSymlink, stepWriteFile, stepMountPoint, stepMoveMount, stepFsopen, stepFsconfig, stepFsmount:
 		if e.Index < len(s.plan.ops) {
 			e.Detail = s.plan.ops[e.Index].desc
 		}

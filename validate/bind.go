@@ -50,8 +50,17 @@ func HostBind(src string) (string, error) {
 type Binds struct {
 	read   bool
 	err    error
-	kernel []kernelMount     // the mounts of kernel interfaces
+	mounts []kernelMount     // every mount, with its type
 	dirs   map[string]string // directories resolved (EvalSymlinks), for binds that share them
+	ids    map[string][2]uint64
+}
+
+// Identity is the device and inode number the bind HostBind returned host
+// for had when it was checked: the jail's setup binds it only if what it
+// opens there is still that (not a directory renamed in meanwhile).
+func (b *Binds) Identity(host string) (dev, ino uint64, ok bool) {
+	id, ok := b.ids[host]
+	return id[0], id[1], ok
 }
 
 type kernelMount struct{ at, fstype string }
@@ -105,6 +114,10 @@ func (b *Binds) HostBind(src string) (string, error) {
 	} else if m != "" {
 		return "", fmt.Errorf("fs.ro entry %s holds %s: host kernel interfaces are never bound, and a bind takes the mounts below it along", src, m)
 	}
+	if b.ids == nil {
+		b.ids = map[string][2]uint64{}
+	}
+	b.ids[host] = [2]uint64{st.Dev, st.Ino}
 	return host, nil
 }
 
@@ -131,17 +144,32 @@ var kernelTypes = map[string]bool{
 func (b *Binds) kernelMountAt(path string, dir bool) (string, error) {
 	if !b.read {
 		b.read = true
-		b.kernel, b.err = readMounts()
+		b.mounts, b.err = readMounts()
 	}
 	if b.err != nil {
 		return "", b.err
 	}
-	for _, m := range b.kernel {
-		if m.at == path || dir && strictlyBelow(m.at, path) {
+	for _, m := range b.mounts {
+		if kernelTypes[m.fstype] && (m.at == path || dir && strictlyBelow(m.at, path)) {
 			return m.at + " (" + m.fstype + ")", nil
 		}
 	}
 	return "", nil
+}
+
+// MountsBelow reports whether the mount table read for the binds' checks
+// had a mount below host (a bind HostBind returned): the jail clones such
+// a bind with what is mounted below it, and any other without, so that a
+// directory renamed into its place since, with a kernel interface mounted
+// below it, cannot bring that along (the user namespace's locks make the
+// clone fail).
+func (b *Binds) MountsBelow(host string) bool {
+	for _, m := range b.mounts {
+		if strictlyBelow(m.at, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // strictlyBelow reports whether path p is below directory dir, both clean
@@ -157,7 +185,7 @@ func strictlyBelow(p, dir string) bool {
 // readMounts is kernelMounts (a test counts its calls).
 var readMounts = kernelMounts
 
-// kernelMounts reads the mounts of kernel interfaces from mountinfo.
+// kernelMounts reads every mount, and its type, from mountinfo.
 func kernelMounts() ([]kernelMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -180,9 +208,7 @@ func kernelMounts() ([]kernelMount, error) {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		if kernelTypes[fields[sep+1]] {
-			ms = append(ms, kernelMount{at: unescapeMount(fields[4]), fstype: fields[sep+1]})
-		}
+		ms = append(ms, kernelMount{at: unescapeMount(fields[4]), fstype: fields[sep+1]})
 	}
 	return ms, sc.Err()
 }

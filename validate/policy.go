@@ -67,6 +67,12 @@ func checkCommand(p *policy.Policy) []error {
 		if cl := filepath.Clean(c); cl == k || strings.HasPrefix(cl, k+"/") {
 			return []error{fmt.Errorf("run.command[0] %q is in %s: name a program inside the policy's read-only paths", c, k)}
 		}
+		// Or there through a link of the policy's own in fs.ro, which the
+		// jail has as the same link (one to / made /proc/self/exe of any
+		// name below it).
+		if via, cl := throughOwnLink(c, p.FS.ReadOnly); via != "" && (cl == k || strings.HasPrefix(cl, k+"/")) {
+			return []error{fmt.Errorf("run.command[0] %q is %s in the jail, through the link %s: name a program inside the policy's read-only paths", c, cl, via)}
+		}
 	}
 	for i, a := range p.Run.Command {
 		if strings.ContainsRune(a, 0) {
@@ -218,8 +224,57 @@ func checkFS(p *policy.Policy) []error {
 		}
 		seen[clean] = true
 	}
+	errs = append(errs, belowOwnLinks(p.FS.ReadOnly)...)
 	if p.FS.Proc != policy.ProcFull && p.FS.Proc != policy.ProcPid {
 		errs = append(errs, fmt.Errorf("fs.proc %q: want %q or %q", p.FS.Proc, policy.ProcFull, policy.ProcPid))
+	}
+	return errs
+}
+
+// throughOwnLink is c with a link of the policy's own in fs.ro that it lies
+// below resolved as the jail resolves it (the link's own target, from the
+// link's directory), and the link; "" when there is none. Only the
+// policy's own entries are looked at: a preset's run costs no system call.
+func throughOwnLink(c string, ro []string) (via, resolved string) {
+	c = filepath.Clean(c)
+	for _, l := range ro {
+		link := filepath.Clean(l)
+		if !Custom(link) || c == link || !under(c, link) {
+			continue
+		}
+		target, err := os.Readlink(link)
+		if err != nil {
+			continue // not a link
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(link), target)
+		}
+		return link, filepath.Join(filepath.Clean(target), strings.TrimPrefix(c, link))
+	}
+	return "", ""
+}
+
+// belowOwnLinks refuses an entry of fs.ro below another that is a link of
+// the policy's own: the jail has the link, made as it is on the host, and
+// builds what is below it where the link leads in the jail, not on the
+// host (a link to ../../tmp led out of the jail's root on older kernels,
+// and elsewhere to a setup failure).
+func belowOwnLinks(ro []string) []error {
+	var errs []error
+	for _, l := range ro {
+		link := filepath.Clean(l)
+		if !Custom(link) {
+			continue // the system's own (/bin -> usr/bin): the same in the jail
+		}
+		target, err := os.Readlink(link)
+		if err != nil {
+			continue // not a link
+		}
+		for _, e := range ro {
+			if below := filepath.Clean(e); below != link && under(below, link) {
+				errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, which the jail has as the same link (-> %s), followed in the jail: name the directory it leads to instead", below, link, target))
+			}
+		}
 	}
 	return errs
 }

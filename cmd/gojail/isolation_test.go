@@ -483,6 +483,47 @@ kill $flip`
 	t.Logf("40 runs: %v", counts)
 }
 
+// A policy's bind is checked on the host, and the jail binds it only if
+// what it opens there is what was checked: a directory renamed into its
+// place meanwhile (here while gojail waits for its stdin's writer, after
+// the check) fails the run, where it was bound (one holding a mount of a
+// kernel interface, which the check refuses, was reached so). In a mount
+// namespace of its own, with a tmpfs on /mnt: binds from /tmp are refused.
+func TestBindSourceRenamedAfterCheck(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root for a mount namespace with a tmpfs on /mnt")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare(1)")
+	}
+	dir := tempDir(t)
+	pol := writeFile(t, dir, "renamed.toml", "base = \"sh\"\n[fs]\nro = [\"/usr\", \"/bin\", \"/lib\", \"/lib64\", \"/etc/ld.so.cache\", \"/mnt/x/data\"]\n", 0o644)
+	script := `set -e
+mount -t tmpfs renamed /mnt
+mkdir -p /mnt/x/data /mnt/x/other; echo checked > /mnt/x/data/marker; echo renamed > /mnt/x/other/marker
+mkfifo /mnt/x/in
+"$GOJAIL" run --json --policy "$POLICY" --stdin /mnt/x/in -c 'cat /mnt/x/data/marker' > /mnt/x/out &
+exec 3>/mnt/x/in # once gojail has opened it: after its check
+mv /mnt/x/data /mnt/x/checked; mv /mnt/x/other /mnt/x/data
+echo go >&3; exec 3>&-
+wait
+cat /mnt/x/out`
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "GOJAIL="+gojailBin, "POLICY="+pol)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r jail.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("not a result: %q", out)
+	}
+	want := "jail setup failed: bind /mnt/x/data (read-only): its source is not what was checked: it was renamed or replaced on the host meanwhile"
+	if r.Status != jail.StatusInternalError || r.Error != want || r.Stdout != "" {
+		t.Fatalf("%s %q, stdout %q; want internal_error %q", r.Status, r.Error, r.Stdout, want)
+	}
+}
+
 // Descriptors in flight in unix sockets are counted per host user, and
 // rootless every jail runs as the caller: a jail holding more of them than
 // another's open_files must not make that one's pid 2 fail to send its
