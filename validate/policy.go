@@ -87,7 +87,10 @@ func checkRunPaths(p *policy.Policy) []error {
 	if !onlyChars(p.Run.File, "._-", 255) || p.Run.File == "." || p.Run.File == ".." {
 		errs = append(errs, fmt.Errorf("run.file %q must be a plain file name of letters, digits, '.', '_' or '-'", p.Run.File))
 	}
-	if err := jailPath("run.workdir", p.Run.Workdir); err != nil {
+	if strings.ContainsRune(p.Run.Workdir, ':') {
+		// The jail's /etc/passwd names it as its user's home.
+		errs = append(errs, fmt.Errorf("run.workdir %q holds ':', which separates /etc/passwd's fields (the jail's user's home is the work directory)", p.Run.Workdir))
+	} else if err := jailPath("run.workdir", p.Run.Workdir); err != nil {
 		errs = append(errs, err)
 	} else if reserved(p.Run.Workdir) {
 		errs = append(errs, fmt.Errorf("run.workdir %q collides with a directory the jail builds itself (/, /proc, /dev, /tmp, /etc)", p.Run.Workdir))
@@ -138,13 +141,20 @@ func checkIdentity(p *policy.Policy) []error {
 
 func checkEnv(p *policy.Policy) []error {
 	var errs []error
+	seen := map[string]bool{}
 	for _, kv := range p.Run.Env {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || !onlyChars(k, "_", 4096) || (k[0] >= '0' && k[0] <= '9') {
+		switch {
+		case !ok || !onlyChars(k, "_", 4096) || (k[0] >= '0' && k[0] <= '9'):
 			errs = append(errs, fmt.Errorf("run.env entry %q is not KEY=VALUE with KEY of letters, digits and '_'", kv))
-		} else if strings.ContainsRune(kv, 0) {
+		case strings.ContainsRune(kv, 0):
 			errs = append(errs, fmt.Errorf("run.env entry for %s holds a NUL byte", k))
+		case seen[k]:
+			// Programs disagree on which of two counts (python took the
+			// first, dash the last).
+			errs = append(errs, fmt.Errorf("run.env sets %s twice: give it once", k))
 		}
+		seen[k] = true
 	}
 	return errs
 }
@@ -313,6 +323,9 @@ func jailPath(what, p string) error {
 	}
 	if strings.ContainsRune(p, 0) {
 		return fmt.Errorf("%s %q holds a NUL byte", what, p)
+	}
+	if strings.IndexFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return fmt.Errorf("%s %q holds a control character (a newline, say)", what, p)
 	}
 	// What the jail's setup can make: names of at most NAME_MAX, a path
 	// well inside PATH_MAX (it is made relative to the root, and bound).

@@ -257,3 +257,32 @@ func TestWorkdirLength(t *testing.T) {
 		t.Errorf("a name of 255 bytes: %v", err)
 	}
 }
+
+// The work directory is the jail user's home in its /etc/passwd: a newline
+// or a ':' in it wrote lines and fields of their own there (a user of uid
+// 0, say). A control character is refused in any path of the jail's, and
+// an environment variable given twice, which programs read differently
+// (python the first, dash the last).
+func TestPathsAndEnvForPasswd(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(p *policy.Policy)
+		want string
+	}{
+		{func(p *policy.Policy) { p.Run.Workdir = "/w\nevil:x:0:0:evil:/:/bin/sh\nx" }, "run.workdir \"/w\\nevil:x:0:0:evil:/:/bin/sh\\nx\" holds ':'"},
+		{func(p *policy.Policy) { p.Run.Workdir = "/w\nx" }, "run.workdir \"/w\\nx\" holds a control character"},
+		{func(p *policy.Policy) { p.Run.Workdir = "/w:x" }, "holds ':', which separates /etc/passwd's fields"},
+		{func(p *policy.Policy) { p.FS.ReadOnly = append(p.FS.ReadOnly, "/usr/\tx") }, "fs.ro entry \"/usr/\\tx\" holds a control character"},
+		{func(p *policy.Policy) { p.Run.Env = append(p.Run.Env, "A=first", "A=second") }, "run.env sets A twice"},
+	} {
+		p, _ := policy.Preset("python")
+		tc.edit(&p)
+		if err := Policy(&p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
+	}
+	p, _ := policy.Preset("python")
+	p.Run.Env = append(p.Run.Env, "A=1", "B=2")
+	if err := Policy(&p); err != nil {
+		t.Errorf("two variables: %v", err)
+	}
+}
