@@ -1902,7 +1902,8 @@ func opDir(rootfd uintptr, path *byte, late bool, v *initVars) (uintptr, *byte, 
 // sourceDir is where a bind's source is looked up: an absolute path in the
 // host's tree (treefd, which how then keeps the lookup within), or from this
 // process's root where there is no tree (an older kernel); a relative one
-// in the new root (rootfd). inTree is the path to look up there.
+// in the new root (rootfd), within it (see opDir). inTree is the path to
+// look up there.
 //
 //go:nosplit
 //go:norace
@@ -1910,6 +1911,7 @@ func opDir(rootfd uintptr, path *byte, late bool, v *initVars) (uintptr, *byte, 
 func sourceDir(path *byte, treefd, rootfd uintptr, how *openHow) uintptr {
 	switch {
 	case *path != '/':
+		how.resolve |= unix.RESOLVE_IN_ROOT
 		return rootfd
 	case treefd == noTree:
 		return atFDCWD
