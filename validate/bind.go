@@ -50,7 +50,7 @@ func HostBind(src string) (string, error) {
 type Binds struct {
 	read   bool
 	err    error
-	mounts []kernelMount     // every mount, with its type
+	mounts []hostMount     // every mount, with its type
 	dirs   map[string]string // directories resolved (EvalSymlinks), for binds that share them
 	ids    map[string][2]uint64
 }
@@ -63,7 +63,7 @@ func (b *Binds) Identity(host string) (dev, ino uint64, ok bool) {
 	return id[0], id[1], ok
 }
 
-type kernelMount struct{ at, fstype string }
+type hostMount struct{ at, fstype string }
 
 // HostBind is the package's HostBind, with the mount table read once.
 func (b *Binds) HostBind(src string) (string, error) {
@@ -186,13 +186,13 @@ func strictlyBelow(p, dir string) bool {
 var readMounts = kernelMounts
 
 // kernelMounts reads every mount, and its type, from mountinfo.
-func kernelMounts() ([]kernelMount, error) {
+func kernelMounts() ([]hostMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var ms []kernelMount
+	var ms []hostMount
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -208,7 +208,7 @@ func kernelMounts() ([]kernelMount, error) {
 		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 			continue
 		}
-		ms = append(ms, kernelMount{at: unescapeMount(fields[4]), fstype: fields[sep+1]})
+		ms = append(ms, hostMount{at: unescapeMount(fields[4]), fstype: fields[sep+1]})
 	}
 	return ms, sc.Err()
 }

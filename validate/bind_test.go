@@ -85,8 +85,8 @@ func TestHostBind(t *testing.T) {
 // one read it, twice).
 func TestBindsReadMountsOnce(t *testing.T) {
 	reads := 0
-	defer func(f func() ([]kernelMount, error)) { readMounts = f }(readMounts)
-	readMounts = func() ([]kernelMount, error) { reads++; return kernelMounts() }
+	defer func(f func() ([]hostMount, error)) { readMounts = f }(readMounts)
+	readMounts = func() ([]hostMount, error) { reads++; return kernelMounts() }
 	dir := t.TempDir()
 	var b Binds
 	for i := 0; i < 50; i++ {
