@@ -50,7 +50,7 @@ func HostBind(src string) (string, error) {
 type Binds struct {
 	read   bool
 	err    error
-	mounts []hostMount     // every mount, with its type
+	mounts []hostMount       // every mount, with its type
 	dirs   map[string]string // directories resolved (EvalSymlinks), for binds that share them
 	ids    map[string][2]uint64
 }
@@ -182,11 +182,11 @@ func strictlyBelow(p, dir string) bool {
 	return len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
 }
 
-// readMounts is kernelMounts (a test counts its calls).
-var readMounts = kernelMounts
+// readMounts is hostMounts (a test counts its calls).
+var readMounts = hostMounts
 
-// kernelMounts reads every mount, and its type, from mountinfo.
-func kernelMounts() ([]hostMount, error) {
+// hostMounts reads every mount, and its type, from mountinfo.
+func hostMounts() ([]hostMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err

@@ -86,7 +86,7 @@ func TestHostBind(t *testing.T) {
 func TestBindsReadMountsOnce(t *testing.T) {
 	reads := 0
 	defer func(f func() ([]hostMount, error)) { readMounts = f }(readMounts)
-	readMounts = func() ([]hostMount, error) { reads++; return kernelMounts() }
+	readMounts = func() ([]hostMount, error) { reads++; return hostMounts() }
 	dir := t.TempDir()
 	var b Binds
 	for i := 0; i < 50; i++ {
