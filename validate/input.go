@@ -157,6 +157,9 @@ func visible(c string, p *policy.Policy) bool {
 	if !named { // decided without a system call
 		return false
 	}
+	if viaKernel(c, p.FS.ReadOnly) != "" { // a link to /proc/self/exe: gojail itself
+		return false
+	}
 	real, err := filepath.EvalSymlinks(c)
 	if err != nil {
 		return false

@@ -67,11 +67,11 @@ func checkCommand(p *policy.Policy) []error {
 		if cl := filepath.Clean(c); cl == k || strings.HasPrefix(cl, k+"/") {
 			return []error{fmt.Errorf("run.command[0] %q is in %s: name a program inside the policy's read-only paths", c, k)}
 		}
-		// Or there through a link of the policy's own in fs.ro, which the
-		// jail has as the same link (one to / made /proc/self/exe of any
-		// name below it).
-		if via, cl := throughOwnLink(c, p.FS.ReadOnly); via != "" && (cl == k || strings.HasPrefix(cl, k+"/")) {
-			return []error{fmt.Errorf("run.command[0] %q is %s in the jail, through the link %s: name a program inside the policy's read-only paths", c, cl, via)}
+	}
+	// Or there through links, which the jail has as they are.
+	if c != "{file}" {
+		if k := viaKernel(c, p.FS.ReadOnly); k != "" {
+			return []error{fmt.Errorf("run.command[0] %q leads to %s through links: name a program inside the policy's read-only paths", c, k)}
 		}
 	}
 	for i, a := range p.Run.Command {
@@ -234,55 +234,80 @@ func checkFS(p *policy.Policy) []error {
 		}
 		seen[clean] = true
 	}
-	errs = append(errs, belowOwnLinks(p.FS.ReadOnly)...)
+	errs = append(errs, belowLinks(p.FS.ReadOnly)...)
 	if p.FS.Proc != policy.ProcFull && p.FS.Proc != policy.ProcPid {
 		errs = append(errs, fmt.Errorf("fs.proc %q: want %q or %q", p.FS.Proc, policy.ProcFull, policy.ProcPid))
 	}
 	return errs
 }
 
-// throughOwnLink is c with a link of the policy's own in fs.ro that it lies
-// below resolved as the jail resolves it (the link's own target, from the
-// link's directory), and the link; "" when there is none. Only the
-// policy's own entries are looked at: a preset's run costs no system call.
-func throughOwnLink(c string, ro []string) (via, resolved string) {
-	c = filepath.Clean(c)
-	for _, l := range ro {
-		link := filepath.Clean(l)
-		if !Custom(link) || c == link || !under(c, link) {
+// viaKernel follows path's links on the host as the jail follows the same
+// ones (it has the policy's link entries as they are, and its binds show
+// the host's files at the same paths), and names the first place on the
+// way in /proc, /sys or /dev, or "": a link to /proc/self/exe made gojail
+// itself the program. Only policies with entries of their own are walked
+// (a preset's run costs no system call): the system's directories hold no
+// such link but root's.
+func viaKernel(path string, ro []string) string {
+	own := false
+	for _, e := range ro {
+		own = own || Custom(e)
+	}
+	if !own {
+		return ""
+	}
+	rest := strings.Split(filepath.Clean(path), "/")
+	cur := "/"
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
 			continue
 		}
-		target, err := os.Readlink(link)
+		next := filepath.Join(cur, name)
+		if under(next, "/proc") || under(next, "/sys") || under(next, "/dev") {
+			return next
+		}
+		target, err := os.Readlink(next)
 		if err != nil {
-			continue // not a link
+			cur = next // not a link, or not there: the run says so
+			continue
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(link), target)
+		if hops++; hops > 40 {
+			return ""
 		}
-		return link, filepath.Join(filepath.Clean(target), strings.TrimPrefix(c, link))
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return "", ""
+	return ""
 }
 
-// belowOwnLinks refuses an entry of fs.ro below another that is a link of
-// the policy's own: the jail has the link, made as it is on the host, and
-// builds what is below it where the link leads in the jail, not on the
-// host (a link to ../../tmp led out of the jail's root on older kernels,
-// and elsewhere to a setup failure).
-func belowOwnLinks(ro []string) []error {
+// belowLinks refuses an entry of fs.ro below another that is a link: the
+// jail has the link, made as it is on the host, and would build what is
+// below it where the link leads in the jail, not on the host (a link of the
+// policy's own to ../../tmp led out of the jail's root on older kernels;
+// one below /bin or /lib failed the run, built before /usr was bound).
+func belowLinks(ro []string) []error {
 	var errs []error
 	for _, l := range ro {
 		link := filepath.Clean(l)
-		if !Custom(link) {
-			continue // the system's own (/bin -> usr/bin): the same in the jail
-		}
 		target, err := os.Readlink(link)
 		if err != nil {
 			continue // not a link
 		}
+		to := target
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(link), to)
+		}
 		for _, e := range ro {
 			if below := filepath.Clean(e); below != link && under(below, link) {
-				errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, which the jail has as the same link (-> %s), followed in the jail: name the directory it leads to instead", below, link, target))
+				errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, a link (-> %s) which the jail has as it is: name %s instead", below, link, target, filepath.Join(to, strings.TrimPrefix(below, link))))
 			}
 		}
 	}

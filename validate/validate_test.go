@@ -196,48 +196,55 @@ func TestCommandInKernelInterfaces(t *testing.T) {
 	}
 }
 
-// A link of the policy's own in fs.ro is the same link in the jail: an
-// interpreter named through it that is in /proc there is refused (a link
-// to / made /proc/self/exe, gojail itself, the program), and so is an
-// entry below it, which the jail's setup would make where the link leads
-// in the jail (a link to ../../tmp led out of the root on older kernels).
-// A program through it is taken only where it resolves under a bind.
+// A link in fs.ro is the same link in the jail: an interpreter whose links
+// lead into /proc, /sys or /dev is refused (a link to / or to
+// /proc/self/exe made gojail itself the program), and so is a program
+// named after "--" that does; and so is an entry below a link, which the
+// jail's setup would make where the link leads in the jail (a link to
+// ../../tmp led out of the root on older kernels; one below /lib failed
+// the run).
 func TestOwnLinks(t *testing.T) {
 	dir := t.TempDir()
-	toRoot, toTmp := filepath.Join(dir, "root"), filepath.Join(dir, "up")
-	if err := os.Symlink("/", toRoot); err != nil {
-		t.Fatal(err)
+	toRoot, toTmp, toExe, chain := filepath.Join(dir, "root"), filepath.Join(dir, "up"), filepath.Join(dir, "exe"), filepath.Join(dir, "a")
+	for link, target := range map[string]string{toRoot: "/", toTmp: "../../../../tmp", toExe: "/proc/self/exe", chain: "root"} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Symlink("../../../../tmp", toTmp); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ c, via string }{
+		{toRoot + "/proc/self/exe", "/proc"}, {toRoot + "/usr/../proc/1/exe", "/proc"}, {toRoot + "/dev/null", "/dev"},
+		{toExe, "/proc"}, {chain + "/proc/self/exe", "/proc"},
+	} {
+		p := policy.Defaults()
+		p.FS.ReadOnly = append(p.FS.ReadOnly, toRoot, toExe, chain)
+		p.Run.Command = []string{tc.c, "{file}"}
+		if err := Structure(&p); err == nil || !strings.Contains(err.Error(), "leads to "+tc.via+" through links") {
+			t.Errorf("run.command[0] %s: %v", tc.c, err)
+		}
+		if got, err := Program(tc.c, &p); err == nil {
+			t.Errorf("Program(%s) = %q accepted", tc.c, got)
+		}
 	}
 	p := policy.Defaults()
 	p.FS.ReadOnly = append(p.FS.ReadOnly, toRoot)
-	for _, c := range []string{toRoot + "/proc/self/exe", toRoot + "/usr/../proc/1/exe", toRoot + "/dev/null"} {
-		p.Run.Command = []string{c, "{file}"}
-		if err := Structure(&p); err == nil || !strings.Contains(err.Error(), "in the jail, through the link "+toRoot) {
-			t.Errorf("run.command[0] %s: %v", c, err)
-		}
-	}
 	p.Run.Command = []string{"/usr/bin/python3", "{file}"}
 	if err := Structure(&p); err != nil {
 		t.Errorf("a plain interpreter beside the link: %v", err)
 	}
-	if got, err := Program(toRoot+"/proc/self/exe", &p); err == nil {
-		t.Errorf("Program through a link to / = %q accepted", got)
-	}
 
 	python, _ := policy.Preset("python")
-	p = python
-	p.FS.ReadOnly = append(p.FS.ReadOnly, toTmp, toTmp+"/x", toRoot)
-	err := Policy(&p)
-	if err == nil || !strings.Contains(err.Error(), "fs.ro entry "+toTmp+"/x is below "+toTmp+", which the jail has as the same link (-> ../../../../tmp)") {
-		t.Errorf("an entry below a link of the policy's own: %v", err)
-	}
-	p = python
-	p.FS.ReadOnly = append(p.FS.ReadOnly, "/lib/x86_64-linux-gnu") // below a link of the system's own: as on the host
-	if err := Policy(&p); err != nil {
-		t.Errorf("an entry below /lib: %v", err)
+	for _, tc := range []struct {
+		entries []string
+		want    string
+	}{
+		{[]string{toTmp, toTmp + "/x"}, "fs.ro entry " + toTmp + "/x is below " + toTmp + ", a link (-> ../../../../tmp) which the jail has as it is"},
+		{[]string{"/lib/x86_64-linux-gnu"}, "fs.ro entry /lib/x86_64-linux-gnu is below /lib, a link (-> usr/lib) which the jail has as it is: name /usr/lib/x86_64-linux-gnu instead"},
+	} {
+		p := python
+		p.FS.ReadOnly = append(append([]string(nil), python.FS.ReadOnly...), tc.entries...)
+		if err := Policy(&p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.entries, err, tc.want)
+		}
 	}
 }
 
