@@ -297,6 +297,15 @@ func belowLinks(ro []string) []error {
 	var errs []error
 	for _, l := range ro {
 		link := filepath.Clean(l)
+		var below []string // looked at first, without a system call: a preset has none
+		for _, e := range ro {
+			if e := filepath.Clean(e); e != link && under(e, link) {
+				below = append(below, e)
+			}
+		}
+		if len(below) == 0 {
+			continue
+		}
 		target, err := os.Readlink(link)
 		if err != nil {
 			continue // not a link
@@ -305,10 +314,8 @@ func belowLinks(ro []string) []error {
 		if !filepath.IsAbs(to) {
 			to = filepath.Join(filepath.Dir(link), to)
 		}
-		for _, e := range ro {
-			if below := filepath.Clean(e); below != link && under(below, link) {
-				errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, a link (-> %s) which the jail has as it is: name %s instead", below, link, target, filepath.Join(to, strings.TrimPrefix(below, link))))
-			}
+		for _, e := range below {
+			errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, a link (-> %s) which the jail has as it is: name %s instead", e, link, target, filepath.Join(to, strings.TrimPrefix(e, link))))
 		}
 	}
 	return errs
