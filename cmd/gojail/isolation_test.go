@@ -424,20 +424,27 @@ func TestOldRootGone(t *testing.T) {
 	}
 }
 
-// A policy's bind is mounted from its path opened following no link: a
-// directory of it swapped for a link to /sys/fs/cgroup (RENAME_EXCHANGE,
-// over and over) between the check and the mount fails the run or binds
-// the real directory, never the link's target. In a mount namespace of
-// its own, with a tmpfs on /mnt: binds from /tmp are refused.
-func TestBindSwappedForALink(t *testing.T) {
+// mntDataPolicy skips a test that needs root and unshare(1), for a mount
+// namespace with a tmpfs on /mnt (binds from /tmp are refused), and writes
+// a policy on base that binds /mnt/x/data there.
+func mntDataPolicy(t *testing.T, base string) string {
+	t.Helper()
 	if !isRoot() {
 		t.Skip("needs root for a mount namespace with a tmpfs on /mnt")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("no unshare(1)")
 	}
-	dir := tempDir(t)
-	pol := writeFile(t, dir, "swap.toml", "base = \"python\"\n[fs]\nro = [\"/usr\", \"/bin\", \"/lib\", \"/lib64\", \"/etc/ld.so.cache\", \"/mnt/x/data\"]\n", 0o644)
+	return writeFile(t, tempDir(t), "mnt.toml", "base = \""+base+"\"\n[fs]\nro = [\"/usr\", \"/bin\", \"/lib\", \"/lib64\", \"/etc/ld.so.cache\", \"/mnt/x/data\"]\n", 0o644)
+}
+
+// A policy's bind is mounted from its path opened following no link: a
+// directory of it swapped for a link to /sys/fs/cgroup (RENAME_EXCHANGE,
+// over and over) between the check and the mount fails the run or binds
+// the real directory, never the link's target. In a mount namespace of
+// its own, with a tmpfs on /mnt: binds from /tmp are refused.
+func TestBindSwappedForALink(t *testing.T) {
+	pol := mntDataPolicy(t, "python")
 	script := `set -e
 mount -t tmpfs swap /mnt
 mkdir -p /mnt/x/data; echo benign > /mnt/x/data/README
@@ -490,14 +497,7 @@ kill $flip`
 // kernel interface, which the check refuses, was reached so). In a mount
 // namespace of its own, with a tmpfs on /mnt: binds from /tmp are refused.
 func TestBindSourceRenamedAfterCheck(t *testing.T) {
-	if !isRoot() {
-		t.Skip("needs root for a mount namespace with a tmpfs on /mnt")
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("no unshare(1)")
-	}
-	dir := tempDir(t)
-	pol := writeFile(t, dir, "renamed.toml", "base = \"sh\"\n[fs]\nro = [\"/usr\", \"/bin\", \"/lib\", \"/lib64\", \"/etc/ld.so.cache\", \"/mnt/x/data\"]\n", 0o644)
+	pol := mntDataPolicy(t, "sh")
 	script := `set -e
 mount -t tmpfs renamed /mnt
 mkdir -p /mnt/x/data /mnt/x/other; echo checked > /mnt/x/data/marker; echo renamed > /mnt/x/other/marker
