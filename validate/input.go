@@ -169,11 +169,12 @@ func visible(c string, p *policy.Policy) bool {
 		return false
 	}
 	for _, b := range p.FS.ReadOnly {
-		if st, err := os.Lstat(b); err != nil || st.Mode()&os.ModeSymlink != 0 {
-			continue // a link is a link in the jail, not a bind: what it leads to is seen only through the binds
-		}
 		if rb, err := filepath.EvalSymlinks(b); err == nil && under(real, rb) {
-			return true
+			// Unless b is a link, which is a link in the jail, not a bind:
+			// what it leads to is seen only through the binds.
+			if st, err := os.Lstat(b); err == nil && st.Mode()&os.ModeSymlink == 0 {
+				return true
+			}
 		}
 	}
 	return false
