@@ -1,6 +1,11 @@
-// No periodic re-reading of the cgroup's CPU limit: a run lasts seconds,
-// and a supervisor makes no system calls it does not need.
+// GOMAXPROCS from the CPUs alone, not from the cgroup's CPU limit, and no
+// periodic re-reading of that limit: a supervisor keeps few goroutines
+// busy, a run lasts seconds, and it makes no system calls it does not
+// need. With the Makefile's runtime overlay (golang/go#78124),
+// containermaxprocs=0 also spares the runtime's reading of
+// /proc/self/cgroup and /proc/self/mountinfo as the process starts.
 //
+//go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
 
 // Command gojail runs untrusted code in a jail and reports exactly what

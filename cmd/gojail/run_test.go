@@ -826,6 +826,38 @@ func TestPositionIndependentBuild(t *testing.T) {
 	wantEarlyInit(t, bin, "an init cloned at the process's entry")
 }
 
+// The supervisor's runtime reads neither its cgroup's CPU limit nor the
+// mount table as it starts (the Makefile's runtime overlay, with the
+// binary's containermaxprocs=0): those reads took 0.16-0.33 ms of every
+// run. The trace must show the runtime's start (its first open, of the
+// huge page size), so that an empty trace cannot pass.
+func TestStartReadsNoCgroupLimit(t *testing.T) {
+	if os.Getenv("GOJAIL_BIN") == "" {
+		t.Skip("gojail was built by the test, without the Makefile's runtime overlay: make test builds it with it")
+	}
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed (make deps installs it)")
+	}
+	trace := filepath.Join(tempDir(t), "trace")
+	// Only the supervisor's first thread, where the runtime starts.
+	if out, err := exec.Command(strace, "-o", trace, "-e", "trace=open,openat", gojailBin, "run", "--", "/bin/true").CombinedOutput(); err != nil {
+		t.Fatalf("strace gojail run: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") {
+		t.Fatalf("the trace does not show the runtime's start:\n%s", b)
+	}
+	for _, f := range []string{"/proc/self/mountinfo", "cpu.cfs_quota_us", "cpu.max"} {
+		if strings.Contains(string(b), f) {
+			t.Errorf("gojail opened %s as it started:\n%s", f, b)
+		}
+	}
+}
+
 // gojail built without its entry point (a plain go build) starts its init
 // from its first package initialisation instead.
 func TestBuildWithoutEntry(t *testing.T) {
