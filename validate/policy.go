@@ -294,18 +294,33 @@ func viaKernel(path string, ro []string) string {
 // policy's own to ../../tmp led out of the jail's root on older kernels;
 // one below /bin or /lib failed the run, built before /usr was bound).
 func belowLinks(ro []string) []error {
-	var errs []error
-	for _, l := range ro {
-		link := filepath.Clean(l)
-		var below []string // looked at first, without a system call: a preset has none
-		for _, e := range ro {
-			if e := filepath.Clean(e); e != link && under(e, link) {
-				below = append(below, e)
+	// Which entries have others below them, found first without a system
+	// call (a preset has none), by each entry's parent directories: a
+	// policy's 500 binds took 40 ms compared pair by pair.
+	clean := make([]string, len(ro))
+	entries := make(map[string]bool, len(ro))
+	for i, e := range ro {
+		clean[i] = filepath.Clean(e)
+		entries[clean[i]] = true
+	}
+	var below map[string][]string
+	for _, e := range clean {
+		for d := filepath.Dir(e); d != "/" && d != "."; d = filepath.Dir(d) {
+			if entries[d] {
+				if below == nil {
+					below = map[string][]string{}
+				}
+				below[d] = append(below[d], e)
 			}
 		}
-		if len(below) == 0 {
+	}
+	var errs []error
+	for _, link := range clean {
+		b := below[link]
+		if len(b) == 0 {
 			continue
 		}
+		delete(below, link) // an entry given twice: once
 		target, err := os.Readlink(link)
 		if err != nil {
 			continue // not a link
@@ -314,7 +329,7 @@ func belowLinks(ro []string) []error {
 		if !filepath.IsAbs(to) {
 			to = filepath.Join(filepath.Dir(link), to)
 		}
-		for _, e := range below {
+		for _, e := range b {
 			errs = append(errs, fmt.Errorf("fs.ro entry %s is below %s, a link (-> %s) which the jail has as it is: name %s instead", e, link, target, filepath.Join(to, strings.TrimPrefix(e, link))))
 		}
 	}
